@@ -1,0 +1,223 @@
+// The in-memory scheduling pipeline on a generated cluster (bench/cluster.h): every pending pod goes
+// through PreFilter, Filter on every node, PreScore and Score, and is assumed onto the chosen node
+// before the next pod, as the simulator and the daemon do. No I/O, no API server.
+//
+//   BM_SchedulePods/<nodes>/<pods>/<threads>   pods/s (items_per_second) and us_per_pod
+//   BM_SimulateRun/<nodes>/<pods>/<threads>    the same through simulate::run (snapshot build included)
+//   BM_SchedulerMemory/<nodes>/<boundPerNode>  heap the scheduler adds per node and per bound pod
+
+#include <malloc.h>
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <optional>
+
+#include <benchmark/benchmark.h>
+
+#include "bench/cluster.h"
+#include "pkg/algorithm/generic_scheduler.h"
+#include "pkg/config/config.h"
+#include "pkg/framework/cycle_state.h"
+#include "pkg/framework/snapshot.h"
+#include "pkg/plugins/registry.h"
+#include "pkg/simulate/simulator.h"
+#include "pkg/util/parallel.h"
+
+namespace berth::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Bytes in use on the heap, all arenas, including chunks served by mmap.
+int64_t heapInUse() {
+  struct mallinfo2 mi = mallinfo2();
+  return static_cast<int64_t>(mi.uordblks + mi.hblkhd);
+}
+
+double peakRssMiB() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+ClusterSpec specFor(const benchmark::State& state) {
+  ClusterSpec spec;
+  spec.nodes = static_cast<int>(state.range(0));
+  spec.pending = static_cast<int>(state.range(1));
+  return spec;
+}
+
+framework::runtime::FrameworkPtr makeFramework() {
+  static const auto registry = plugins::makeInTreeRegistry();
+  static const config::Configuration config = config::defaultConfiguration();
+  static framework::Handle handle;  // nothing is bound: placements are assumed in the snapshot
+  auto fw = framework::runtime::Framework::create(registry, config.profiles.front(), handle);
+  if (!fw.ok()) {
+    std::fprintf(stderr, "default profile: %s\n", fw.error().message.c_str());
+    std::abort();
+  }
+  return std::move(*fw);
+}
+
+framework::Snapshot buildSnapshot(const Cluster& cluster) {
+  std::vector<framework::PodInfoPtr> bound;
+  bound.reserve(cluster.bound.size());
+  for (const auto& p : cluster.bound) bound.push_back(framework::makePodInfo(p));
+  return framework::Snapshot::build(cluster.nodes, bound);
+}
+
+void BM_SchedulePods(benchmark::State& state) {
+  const Cluster cluster = generateCluster(specFor(state));
+  const auto fw = makeFramework();
+  const int32_t percentage = config::defaultConfiguration().percentageOfNodesToScore;
+  util::Parallelizer parallelizer(static_cast<int>(state.range(2)));
+
+  // What copying the pending pods costs by itself: assuming a pod copies its api::Pod.
+  int64_t podCopyBytes = 0;
+  {
+    const int64_t before = heapInUse();
+    std::vector<api::PodPtr> copies;
+    copies.reserve(cluster.pending.size());
+    for (const auto& p : cluster.pending) copies.push_back(std::make_shared<api::Pod>(*p));
+    podCopyBytes = heapInUse() - before;
+  }
+
+  Clock::duration scheduling{};
+  int64_t pods = 0, placed = 0, evaluated = 0, assumedBytes = 0;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto snapshot = std::make_unique<framework::Snapshot>(buildSnapshot(cluster));
+    algorithm::GenericScheduler scheduler(parallelizer, seed++, percentage);
+    const int64_t heapBefore = heapInUse();
+    state.ResumeTiming();
+
+    const auto start = Clock::now();
+    for (const auto& pod : cluster.pending) {
+      const auto info = framework::makePodInfo(pod);
+      framework::CycleState cycle;
+      auto out = scheduler.schedulePod(*fw, cycle, *info, *snapshot);
+      evaluated += out.evaluatedNodes;
+      if (!out.status.isSuccess()) continue;
+      auto assumed = std::make_shared<api::Pod>(*pod);
+      assumed->spec.nodeName = out.node;
+      snapshot->get(out.node)->addPod(framework::makePodInfo(std::move(assumed)));
+      ++placed;
+    }
+    scheduling += Clock::now() - start;
+    pods += static_cast<int64_t>(cluster.pending.size());
+
+    state.PauseTiming();
+    assumedBytes += heapInUse() - heapBefore;
+    snapshot.reset();
+    state.ResumeTiming();
+  }
+
+  const auto iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(pods);
+  state.counters["us_per_pod"] =
+      std::chrono::duration<double, std::micro>(scheduling).count() / static_cast<double>(pods);
+  state.counters["placed"] = static_cast<double>(placed) / iterations;
+  state.counters["nodes_per_pod"] = static_cast<double>(evaluated) / static_cast<double>(pods);
+  // Heap each placement leaves behind (the assumed pod's copy, its PodInfo, the node's pod list),
+  // and the part of it that is the api::Pod copy alone.
+  state.counters["assumed_B_per_pod"] =
+      placed ? static_cast<double>(assumedBytes) / static_cast<double>(placed) : 0;
+  state.counters["pod_copy_B"] =
+      static_cast<double>(podCopyBytes) / static_cast<double>(cluster.pending.size());
+  state.counters["peak_rss_MiB"] = peakRssMiB();
+}
+
+void BM_SimulateRun(benchmark::State& state) {
+  const Cluster cluster = generateCluster(specFor(state));
+  api::ObjectSet objects;
+  objects.nodes = cluster.nodes;
+  objects.pods = cluster.bound;
+  objects.pods.insert(objects.pods.end(), cluster.pending.begin(), cluster.pending.end());
+  const config::Configuration config = config::defaultConfiguration();
+  util::Parallelizer parallelizer(static_cast<int>(state.range(2)));
+  simulate::Options options;
+
+  int64_t placed = 0;
+  for (auto _ : state) {
+    auto report = simulate::run(objects, config, options, parallelizer);
+    if (!report.ok()) {
+      state.SkipWithError(report.error().message.c_str());
+      return;
+    }
+    for (const auto& r : report->results) placed += r.node.has_value();
+    benchmark::DoNotOptimize(report);
+  }
+  const auto iterations = static_cast<double>(state.iterations());
+  state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(cluster.pending.size()));
+  state.counters["us_per_pod"] = benchmark::Counter(
+      static_cast<double>(cluster.pending.size()) * iterations * 1e-6,
+      benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+  state.counters["placed"] = static_cast<double>(placed) / iterations;
+  state.counters["peak_rss_MiB"] = peakRssMiB();
+}
+
+// Heap the scheduler's structures add on top of the decoded objects: NodeInfos and the snapshot's
+// index per node, PodInfos and the nodes' pod lists per bound pod. The decoded objects themselves
+// (input_B_*) are reported for scale.
+void BM_SchedulerMemory(benchmark::State& state) {
+  ClusterSpec spec;
+  spec.nodes = static_cast<int>(state.range(0));
+  spec.boundPerNode = static_cast<int>(state.range(1));
+  spec.pending = 0;
+  const auto nodes = static_cast<double>(spec.nodes);
+
+  int64_t h0 = heapInUse();
+  const Cluster nodesOnly = generateCluster({spec.nodes, 0, 0, spec.seed});
+  const double inputPerNode = static_cast<double>(heapInUse() - h0) / nodes;
+  h0 = heapInUse();
+  const Cluster cluster = generateCluster(spec);
+  const auto pods = static_cast<double>(cluster.bound.size());
+  const double inputPerPod = (static_cast<double>(heapInUse() - h0) - inputPerNode * nodes) / pods;
+
+  double perNode = 0, perPod = 0;
+  for (auto _ : state) {
+    const int64_t base = heapInUse();
+    int64_t nodeBytes = 0;
+    {
+      framework::Snapshot s = framework::Snapshot::build(cluster.nodes, {});
+      nodeBytes = heapInUse() - base;
+      benchmark::DoNotOptimize(s);
+    }
+    {
+      framework::Snapshot s = buildSnapshot(cluster);
+      perPod = static_cast<double>(heapInUse() - base - nodeBytes) / pods;
+      benchmark::DoNotOptimize(s);
+    }
+    perNode = static_cast<double>(nodeBytes) / nodes;
+  }
+  state.counters["B_per_node"] = perNode;
+  state.counters["B_per_bound_pod"] = perPod;
+  state.counters["input_B_per_node"] = inputPerNode;
+  state.counters["input_B_per_pod"] = inputPerPod;
+  state.counters["peak_rss_MiB"] = peakRssMiB();
+  state.SetLabel(describe(cluster));
+}
+
+// Smoke (scripts/test.sh) runs BM_SchedulePods/500/ only; 5000/10000 is the target case.
+BENCHMARK(BM_SchedulePods)
+    ->ArgsProduct({{500}, {1000}, {1, 2}})
+    ->Args({5000, 10000, 1})
+    ->Args({5000, 10000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_SimulateRun)
+    ->Args({5000, 10000, 2})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MeasureProcessCPUTime();
+BENCHMARK(BM_SchedulerMemory)->Args({5000, 2})->Args({5000, 10})->Iterations(1);
+
+}  // namespace
+}  // namespace berth::bench
+
+BENCHMARK_MAIN();

@@ -1,0 +1,43 @@
+#pragma once
+// A small command-line flag set in the style of spf13/pflag, which kube-scheduler uses:
+// --name=value or --name value, boolean flags with no value, -h/--help, and pflag's usage layout.
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "pkg/util/result.h"
+
+namespace berth::cmd {
+
+class FlagSet {
+ public:
+  void addString(std::string name, std::string* target, std::string help);
+  void addBool(std::string name, bool* target, std::string help);
+  void addInt(std::string name, int64_t* target, std::string help);
+  void addUint(std::string name, uint64_t* target, std::string help);
+
+  // Parses args; positional arguments are returned. "unknown flag: --x" and friends on error.
+  util::Result<std::vector<std::string>> parse(const std::vector<std::string>& args);
+  bool changed(const std::string& name) const;
+  bool helpRequested() const { return help_; }
+
+  // pflag's FlagUsages: one line per flag, descriptions aligned, defaults shown.
+  std::string usages() const;
+
+ private:
+  struct Flag {
+    std::variant<std::string*, bool*, int64_t*, uint64_t*> target;
+    std::string help;
+    std::string defaultValue;
+    bool changed = false;
+  };
+  util::Result<void> set(const std::string& name, Flag& flag, const std::string& value);
+
+  std::map<std::string, Flag> flags_;
+  bool help_ = false;
+};
+
+}  // namespace berth::cmd

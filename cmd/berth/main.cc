@@ -1,0 +1,165 @@
+// berth: a Kubernetes secondary scheduler. This file wires subcommands to the packages; it is the only
+// place that reads files, the environment and the terminal.
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cmd/berth/flags.h"
+#include "pkg/api/decode.h"
+#include "pkg/config/config.h"
+#include "pkg/simulate/simulator.h"
+#include "pkg/util/parallel.h"
+
+namespace berth::cmd {
+namespace {
+
+constexpr int kExitUsage = 2;
+
+constexpr const char* kRootHelp = R"(berth is a Kubernetes secondary scheduler. Pods opt in with spec.schedulerName: berth;
+berth filters and scores the nodes with kube-scheduler's semantics and binds each pod to the best one.
+
+Usage:
+  berth [command]
+
+Available Commands:
+  simulate    Place the pending pods of a cluster file offline and explain each decision
+  version     Print the version of berth
+  help        Help about any command
+
+Flags:
+  -h, --help      help for berth
+      --version   Print version information and quit
+
+Use "berth [command] --help" for more information about a command.
+)";
+
+int fail(const std::string& message) {
+  std::cerr << "Error: " << message << "\n";
+  return kExitUsage;
+}
+
+util::Result<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return util::invalidArgument("open " + path + ": no such file or unreadable");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return util::invalidArgument("read " + path + ": I/O error");
+  return s.str();
+}
+
+int version() {
+  std::cout << "berth v" << BERTH_VERSION << "\n";
+  return 0;
+}
+
+int simulateCommand(const std::vector<std::string>& args) {
+  std::string cluster;
+  std::string configPath;
+  std::string output = "table";
+  std::string schedulerName(config::kDefaultSchedulerName);
+  bool explain = false;
+  bool allPending = false;
+  uint64_t seed = 0;
+  FlagSet flags;
+  flags.addString("cluster", &cluster,
+                  "Nodes and pods to schedule against: JSON or YAML as written by "
+                  "'kubectl get nodes,pods -A -o json|yaml' (required)");
+  flags.addString("config", &configPath,
+                  "The path to a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)");
+  flags.addString("output", &output, "Output format: table or json");
+  flags.addBool("explain", &explain,
+                "Show, for every pod, each node's verdict: rejection reasons, or plugin scores "
+                "(normalized, before weights) and the weighted total");
+  flags.addString("scheduler-name", &schedulerName,
+                  "Place the pending pods whose spec.schedulerName is this name");
+  flags.addBool("all-pending", &allPending,
+                "Place every pending pod, whatever its spec.schedulerName");
+  flags.addUint("seed", &seed, "Seed for breaking ties between equally scored nodes");
+  auto parsed = flags.parse(args);
+  if (flags.helpRequested()) {
+    std::cout << "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
+                 "placement assumed before the next, with the same plugins and configuration as the\n"
+                 "daemon; print where each pod goes or the reason it fits nowhere.\n\n"
+                 "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n"
+              << flags.usages();
+    return 0;
+  }
+  if (!parsed.ok()) return fail(parsed.error().message);
+  if (!parsed->empty()) return fail("unexpected argument \"" + parsed->front() + "\"");
+  if (cluster.empty()) return fail("required flag \"cluster\" not set");
+  if (output != "table" && output != "json") {
+    return fail("--output: must be table or json, got \"" + output + "\"");
+  }
+  if (allPending && flags.changed("scheduler-name")) {
+    return fail("--all-pending and --scheduler-name cannot be used together");
+  }
+
+  config::Configuration cfg = config::defaultConfiguration();
+  if (!configPath.empty()) {
+    auto text = readFile(configPath);
+    if (!text.ok()) return fail(text.error().message);
+    auto parsedConfig = config::parseConfiguration(*text, configPath);
+    if (!parsedConfig.ok()) return fail(parsedConfig.error().message);
+    cfg = std::move(*parsedConfig);
+  }
+  auto text = readFile(cluster);
+  if (!text.ok()) return fail(text.error().message);
+  auto objects = api::decodeObjects(*text);
+  if (!objects.ok()) return fail(cluster + ": " + objects.error().message);
+
+  const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  util::Parallelizer parallelizer(std::min(cfg.parallelism, cores));
+  simulate::Options options{schedulerName, allPending, explain, seed};
+  auto report = simulate::run(*objects, cfg, options, parallelizer);
+  if (!report.ok()) return fail(report.error().message);
+  if (output == "json") {
+    std::cout << simulate::toJson(*report, explain).dump(2) << "\n";
+  } else {
+    std::cout << simulate::toTable(*report, explain);
+  }
+  return 0;
+}
+
+int main(std::vector<std::string> args) {
+  if (args.empty()) {
+    std::cout << kRootHelp;
+    return 0;
+  }
+  const std::string command = args.front();
+  std::vector<std::string> rest(args.begin() + 1, args.end());
+  if (command == "-h" || command == "--help") {
+    std::cout << kRootHelp;
+    return 0;
+  }
+  if (command == "help") {
+    if (rest.empty()) {
+      std::cout << kRootHelp;
+      return 0;
+    }
+    return main({rest.front(), "--help"});
+  }
+  if (command == "version" || command == "--version") return version();
+  if (command == "simulate") return simulateCommand(rest);
+  std::cerr << "Error: unknown command \"" << command << "\" for \"berth\"\n"
+            << "Run 'berth --help' for usage.\n";
+  return kExitUsage;
+}
+
+}  // namespace
+}  // namespace berth::cmd
+
+int main(int argc, char** argv) {
+  try {
+    return berth::cmd::main(std::vector<std::string>(argv + 1, argv + argc));
+  } catch (const std::exception& e) {
+    // Reaching here is a bug: every module reports errors as values.
+    std::cerr << "internal error: " << e.what() << "\n";
+    return 1;
+  }
+}

@@ -1,0 +1,194 @@
+#include "pkg/algorithm/generic_scheduler.h"
+
+#include <algorithm>
+#include <atomic>
+#include <mutex>
+
+namespace berth::algorithm {
+
+using framework::Code;
+using framework::Status;
+
+namespace {
+
+constexpr size_t kMinFeasibleNodesToFind = 100;
+constexpr int32_t kMinFeasibleNodesPercentageToFind = 5;
+
+}  // namespace
+
+GenericScheduler::GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
+                                   int32_t percentageOfNodesToScore)
+    : parallelizer_(parallelizer),
+      rng_(seed),
+      percentage_of_nodes_to_score_(percentageOfNodesToScore) {}
+
+size_t GenericScheduler::numFeasibleNodesToFind(int32_t percentage, size_t numAllNodes) {
+  if (numAllNodes < kMinFeasibleNodesToFind || percentage >= 100) return numAllNodes;
+  if (percentage <= 0) {
+    // Adaptive: 50% for small clusters, shrinking with size, never below 5%.
+    percentage = 50 - static_cast<int32_t>(numAllNodes / 125);
+    percentage = std::max(percentage, kMinFeasibleNodesPercentageToFind);
+  }
+  size_t n = numAllNodes * static_cast<size_t>(percentage) / 100;
+  return std::max(n, kMinFeasibleNodesToFind);
+}
+
+ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framework& fw,
+                                              framework::CycleState& state,
+                                              const framework::PodInfo& pod,
+                                              const framework::Snapshot& snapshot) {
+  ScheduleOutcome out;
+  const auto& all = snapshot.nodeInfos();
+  const int numAllNodes = static_cast<int>(all.size());
+  auto fitError = [&](framework::Diagnosis d) {
+    out.status = Status(Code::Unschedulable, std::string_view("no fit"));
+    out.fitError = framework::FitError{numAllNodes, std::move(d)};
+    out.diagnosis = out.fitError->diagnosis;
+    return std::move(out);
+  };
+  if (all.empty()) {
+    out.status = Status(Code::UnschedulableAndUnresolvable, kNoNodesAvailable);
+    return out;
+  }
+
+  framework::Diagnosis diagnosis;
+  framework::PreFilterResult pre;
+  Status s = fw.runPreFilterPlugins(state, pod, pre, diagnosis.unschedulablePlugins);
+  if (!s.isSuccess()) {
+    if (!s.isRejected()) {
+      out.status = std::move(s);
+      return out;
+    }
+    diagnosis.preFilterMsg = s.message();
+    diagnosis.absentNodesStatus = std::move(s);
+    return fitError(std::move(diagnosis));
+  }
+
+  // A node nominated earlier (by preemption) is tried alone first.
+  const std::string& nominated = pod->status.nominatedNodeName;
+  if (const framework::NodeInfo* n = nominated.empty() ? nullptr : snapshot.get(nominated)) {
+    if (fw.runFilterPlugins(state, pod, *n).isSuccess()) {
+      out.node = n->name();
+      out.evaluatedNodes = 1;
+      out.feasible = {n};
+      return out;
+    }
+  }
+
+  std::vector<const framework::NodeInfo*> nodes;
+  nodes.reserve(all.size());
+  if (pre.nodeNames) {
+    for (const auto& name : *pre.nodeNames) {
+      if (const auto* n = snapshot.get(name)) nodes.push_back(n);
+    }
+    std::string plugins;
+    for (const auto& p : diagnosis.unschedulablePlugins) plugins += (plugins.empty() ? "" : " ") + p;
+    diagnosis.absentNodesStatus = Status(Code::UnschedulableAndUnresolvable,
+                                         "node(s) didn't satisfy plugin(s) [" + plugins + "]");
+  } else {
+    for (const auto& n : all) nodes.push_back(n.get());
+  }
+
+  Status filterError;
+  out.feasible = findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis, filterError);
+  out.evaluatedNodes = static_cast<int>(out.feasible.size() + diagnosis.nodeToStatus.size());
+  if (!filterError.isSuccess()) {
+    out.status = std::move(filterError);
+    return out;
+  }
+  if (out.feasible.empty()) return fitError(std::move(diagnosis));
+  out.diagnosis = std::move(diagnosis);
+
+  if (out.feasible.size() == 1) {
+    out.node = out.feasible.front()->name();
+    return out;
+  }
+  s = fw.runPreScorePlugins(state, pod, out.feasible);
+  if (!s.isSuccess()) {
+    out.status = std::move(s);
+    return out;
+  }
+  s = fw.runScorePlugins(state, pod, out.feasible, parallelizer_, out.scores);
+  if (!s.isSuccess()) {
+    out.status = std::move(s);
+    return out;
+  }
+  out.node = out.feasible[selectHost(out.scores.totals)]->name();
+  return out;
+}
+
+std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilters(
+    const framework::runtime::Framework& fw, const framework::CycleState& state,
+    const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
+    size_t numAllNodes, framework::Diagnosis& diagnosis, Status& error) {
+  const size_t n = nodes.size();
+  size_t want = numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_),
+                                       numAllNodes);
+  if (!fw.hasScorePlugins()) want = 1;
+
+  // Nodes are visited from a rotating start so that, when not every node is evaluated, each cycle
+  // looks at different nodes first. Results land by position, so the outcome does not depend on
+  // thread timing when every node is evaluated.
+  enum : uint8_t { kUnvisited, kFeasible, kRejected };
+  std::vector<uint8_t> verdict(n, kUnvisited);
+  std::vector<Status> statuses(n);
+  std::atomic<size_t> found{0};
+  std::atomic<bool> failed{false};
+  const size_t start = n == 0 ? 0 : next_start_node_index_ % n;
+  parallelizer_.forEachChunk(n, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      if (found.load(std::memory_order_relaxed) >= want || failed.load(std::memory_order_relaxed)) {
+        return;
+      }
+      size_t k = (start + i) % n;
+      Status st = fw.runFilterPlugins(state, pod, *nodes[k]);
+      if (st.isSuccess()) {
+        verdict[i] = kFeasible;
+        found.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        if (!st.isRejected()) failed = true;
+        verdict[i] = kRejected;
+        statuses[i] = std::move(st);
+      }
+    }
+  });
+
+  std::vector<const framework::NodeInfo*> feasible;
+  size_t processed = 0;
+  for (size_t i = 0; i < n && feasible.size() < want; ++i) {
+    if (verdict[i] == kUnvisited) continue;
+    processed = i + 1;
+    size_t k = (start + i) % n;
+    if (verdict[i] == kFeasible) {
+      feasible.push_back(nodes[k]);
+      continue;
+    }
+    if (!statuses[i].isRejected()) {
+      error = std::move(statuses[i]);
+      return {};
+    }
+    diagnosis.unschedulablePlugins.emplace(statuses[i].plugin());
+    diagnosis.nodeToStatus.emplace_back(nodes[k]->name(), std::move(statuses[i]));
+  }
+  if (numAllNodes > 0) next_start_node_index_ = (next_start_node_index_ + processed) % numAllNodes;
+  return feasible;
+}
+
+size_t GenericScheduler::selectHost(const std::vector<int64_t>& totals) {
+  // Reservoir sampling: the k-th node seen with the best total replaces the pick with probability 1/k,
+  // so ties are broken uniformly at random.
+  size_t best = 0;
+  size_t ties = 1;
+  for (size_t i = 1; i < totals.size(); ++i) {
+    if (totals[i] > totals[best]) {
+      best = i;
+      ties = 1;
+    } else if (totals[i] == totals[best]) {
+      ++ties;
+      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng_) == 0) best = i;
+    }
+  }
+  return best;
+}
+
+}  // namespace berth::algorithm

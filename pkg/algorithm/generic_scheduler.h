@@ -1,0 +1,61 @@
+#pragma once
+// GenericScheduler: one pod's scheduling algorithm over a snapshot (upstream's schedulePod):
+// PreFilter, Filter over the nodes (in parallel, from a rotating start, stopping after enough feasible
+// nodes), PreScore and Score, then the highest weighted total with ties broken at random. It does no
+// I/O and changes nothing: assuming the pod onto the chosen node is the caller's step.
+
+#include <cstdint>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pkg/framework/fit_error.h"
+#include "pkg/framework/runtime/framework.h"
+#include "pkg/framework/snapshot.h"
+#include "pkg/util/parallel.h"
+
+namespace berth::algorithm {
+
+inline constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
+
+struct ScheduleOutcome {
+  // Success: `node` is chosen. Unschedulable*: `fitError` says why. Error: status.message().
+  framework::Status status;
+  std::string node;
+  std::optional<framework::FitError> fitError;
+  int evaluatedNodes = 0;
+  // What the decision saw, for explanation: nodes rejected (diagnosis), feasible nodes and their scores
+  // (empty when only one node was feasible: upstream then skips scoring).
+  framework::Diagnosis diagnosis;
+  std::vector<const framework::NodeInfo*> feasible;
+  framework::runtime::ScoreTable scores;
+};
+
+class GenericScheduler {
+ public:
+  // percentageOfNodesToScore: the configuration's global value (100 = all nodes, 0 = adaptive).
+  GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
+                   int32_t percentageOfNodesToScore);
+
+  ScheduleOutcome schedulePod(const framework::runtime::Framework& fw,
+                              framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::Snapshot& snapshot);
+
+  // Upstream's numFeasibleNodesToFind: how many feasible nodes are enough before scoring.
+  static size_t numFeasibleNodesToFind(int32_t percentage, size_t numAllNodes);
+
+ private:
+  std::vector<const framework::NodeInfo*> findNodesThatPassFilters(
+      const framework::runtime::Framework& fw, const framework::CycleState& state,
+      const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
+      size_t numAllNodes, framework::Diagnosis& diagnosis, framework::Status& error);
+  size_t selectHost(const std::vector<int64_t>& totals);
+
+  util::Parallelizer& parallelizer_;
+  std::mt19937_64 rng_;
+  int32_t percentage_of_nodes_to_score_;
+  size_t next_start_node_index_ = 0;
+};
+
+}  // namespace berth::algorithm

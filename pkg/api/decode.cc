@@ -1,0 +1,912 @@
+#include "pkg/api/decode.h"
+
+#include <cstdint>
+#include <exception>
+#include <initializer_list>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+// --- Field paths and errors ----------------------------------------------------------------------
+
+// A JSON field path built on the stack as decoding descends ("spec.containers[0].name"); the string
+// is only assembled when an error needs it. Paths live in the caller's frame and are never stored.
+class Path {
+ public:
+  Path() = default;
+
+  Path child(std::string_view key) const { return Path(this, key); }
+  Path index(size_t i) const { return Path(this, i); }
+
+  std::string str() const {
+    if (parent_ == nullptr) {
+      return "";
+    }
+    std::string s = parent_->str();
+    if (is_index_) {
+      s += "[" + std::to_string(index_) + "]";
+    } else {
+      if (!s.empty()) {
+        s += ".";
+      }
+      s += key_;
+    }
+    return s;
+  }
+
+ private:
+  Path(const Path* parent, std::string_view key) : parent_(parent), key_(key) {}
+  Path(const Path* parent, size_t i) : parent_(parent), index_(i), is_index_(true) {}
+
+  const Path* parent_ = nullptr;
+  std::string_view key_;
+  size_t index_ = 0;
+  bool is_index_ = false;
+};
+
+// Thrown inside this file only; decodePod/decodeNode turn it into a util::Error.
+struct FieldError {
+  std::string path;
+  std::string message;
+
+  std::string text() const { return path.empty() ? message : path + ": " + message; }
+};
+
+[[noreturn]] void fail(const Path& p, std::string message) {
+  throw FieldError{p.str(), std::move(message)};
+}
+
+[[noreturn]] void wrongType(const Path& p, std::string_view want, const json& got) {
+  fail(p, "expected " + std::string(want) + ", got " + got.type_name());
+}
+
+std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// field.NotSupported's wording, so messages read like the API server's validation errors.
+[[noreturn]] void notSupported(const Path& p, std::string_view value,
+                               std::initializer_list<std::string_view> supported) {
+  std::string m = "Unsupported value: " + quote(value) + ": supported values: ";
+  bool first = true;
+  for (std::string_view s : supported) {
+    if (!first) {
+      m += ", ";
+    }
+    first = false;
+    m += quote(s);
+  }
+  fail(p, std::move(m));
+}
+
+// --- Readers: one overload per target type -------------------------------------------------------
+// Each reads a non-null JSON value into `out`. Null values never reach a reader: like Go's
+// encoding/json, null leaves a field at its zero value (absent), and a null list element or map
+// value becomes a default-constructed element.
+
+void read(const json& j, const Path& p, std::string& out);
+void read(const json& j, const Path& p, bool& out);
+void read(const json& j, const Path& p, int32_t& out);
+void read(const json& j, const Path& p, int64_t& out);
+void read(const json& j, const Path& p, resource::Quantity& out);
+void read(const json& j, const Path& p, Timestamp& out);
+void read(const json& j, const Path& p, StringMap& out);
+void read(const json& j, const Path& p, ResourceList& out);
+void read(const json& j, const Path& p, NodeSelectorOperator& out);
+void read(const json& j, const Path& p, OwnerReference& out);
+void read(const json& j, const Path& p, ObjectMeta& out);
+void read(const json& j, const Path& p, NodeSelectorRequirement& out);
+void read(const json& j, const Path& p, NodeSelectorTerm& out);
+void read(const json& j, const Path& p, NodeSelector& out);
+void read(const json& j, const Path& p, PreferredSchedulingTerm& out);
+void read(const json& j, const Path& p, NodeAffinity& out);
+void read(const json& j, const Path& p, Affinity& out);
+void read(const json& j, const Path& p, Toleration& out);
+void read(const json& j, const Path& p, ResourceRequirements& out);
+void read(const json& j, const Path& p, ContainerPort& out);
+void read(const json& j, const Path& p, Container& out);
+void read(const json& j, const Path& p, PodSpec& out);
+void read(const json& j, const Path& p, PodCondition& out);
+void read(const json& j, const Path& p, PodStatus& out);
+void read(const json& j, const Path& p, Pod& out);
+void read(const json& j, const Path& p, Taint& out);
+void read(const json& j, const Path& p, NodeSpec& out);
+void read(const json& j, const Path& p, NodeCondition& out);
+void read(const json& j, const Path& p, ContainerImage& out);
+void read(const json& j, const Path& p, NodeStatus& out);
+void read(const json& j, const Path& p, Node& out);
+
+template <typename T>
+void read(const json& j, const Path& p, std::vector<T>& out) {
+  if (!j.is_array()) {
+    wrongType(p, "array", j);
+  }
+  out.clear();
+  out.resize(j.size());
+  for (size_t i = 0; i < j.size(); ++i) {
+    if (!j[i].is_null()) {
+      read(j[i], p.index(i), out[i]);
+    }
+  }
+}
+
+template <typename T>
+void read(const json& j, const Path& p, std::optional<T>& out) {
+  T value{};
+  read(j, p, value);
+  out = std::move(value);
+}
+
+template <typename V>
+void readMap(const json& j, const Path& p, std::map<std::string, V>& out) {
+  if (!j.is_object()) {
+    wrongType(p, "object", j);
+  }
+  out.clear();
+  for (const auto& [key, value] : j.items()) {
+    V v{};
+    if (!value.is_null()) {
+      read(value, p.child(key), v);
+    }
+    out.emplace(key, std::move(v));
+  }
+}
+
+void expectObject(const json& j, const Path& p) {
+  if (!j.is_object()) {
+    wrongType(p, "object", j);
+  }
+}
+
+// Reads obj[key] into out unless the key is missing or null.
+template <typename T>
+void get(const json& obj, const Path& p, std::string_view key, T& out) {
+  const auto it = obj.find(key);
+  if (it != obj.end() && !it->is_null()) {
+    read(*it, p.child(key), out);
+  }
+}
+
+void read(const json& j, const Path& p, std::string& out) {
+  if (!j.is_string()) {
+    wrongType(p, "string", j);
+  }
+  out = j.get<std::string>();
+}
+
+void read(const json& j, const Path& p, bool& out) {
+  if (!j.is_boolean()) {
+    wrongType(p, "boolean", j);
+  }
+  out = j.get<bool>();
+}
+
+// Go's decoder puts only integer literals in range into an int field: 1.0, 1e3 and 2^31 fail.
+template <typename Int>
+Int readInteger(const json& j, const Path& p, std::string_view type) {
+  constexpr auto kMin = static_cast<int64_t>(std::numeric_limits<Int>::min());
+  constexpr auto kMax = static_cast<int64_t>(std::numeric_limits<Int>::max());
+  if (j.is_number_unsigned()) {
+    const auto v = j.get<uint64_t>();
+    if (v <= static_cast<uint64_t>(kMax)) {
+      return static_cast<Int>(v);
+    }
+  } else if (j.is_number_integer()) {
+    const auto v = j.get<int64_t>();
+    if (v >= kMin && v <= kMax) {
+      return static_cast<Int>(v);
+    }
+  }
+  if (j.is_number()) {
+    fail(p, "expected " + std::string(type) + ", got number " + j.dump());
+  }
+  wrongType(p, type, j);
+}
+
+void read(const json& j, const Path& p, int32_t& out) { out = readInteger<int32_t>(j, p, "int32"); }
+
+void read(const json& j, const Path& p, int64_t& out) { out = readInteger<int64_t>(j, p, "int64"); }
+
+// Quantity.UnmarshalJSON parses the literal's text, so 2, 0.5 and "500m" are all quantities.
+void read(const json& j, const Path& p, resource::Quantity& out) {
+  std::string text;
+  if (j.is_string()) {
+    text = j.get<std::string>();
+    // strings.TrimSpace
+    const auto first = text.find_first_not_of(" \t\n\r\v\f");
+    const auto last = text.find_last_not_of(" \t\n\r\v\f");
+    text = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+  } else if (j.is_number_unsigned()) {
+    text = std::to_string(j.get<uint64_t>());
+  } else if (j.is_number_integer()) {
+    text = std::to_string(j.get<int64_t>());
+  } else if (j.is_number_float()) {
+    text = j.dump();
+  } else {
+    wrongType(p, "quantity (string or number)", j);
+  }
+  auto q = resource::Quantity::parse(text);
+  if (!q.ok()) {
+    fail(p, q.error().message);
+  }
+  out = std::move(q).value();
+}
+
+void read(const json& j, const Path& p, Timestamp& out) {
+  if (!j.is_string()) {
+    wrongType(p, "string", j);
+  }
+  auto t = parseTimestamp(j.get_ref<const std::string&>());
+  if (!t.ok()) {
+    fail(p, t.error().message);
+  }
+  out = *t;
+}
+
+void read(const json& j, const Path& p, StringMap& out) { readMap(j, p, out); }
+
+void read(const json& j, const Path& p, ResourceList& out) { readMap(j, p, out); }
+
+void read(const json& j, const Path& p, NodeSelectorOperator& out) {
+  std::string op;
+  read(j, p, op);
+  static const std::pair<std::string_view, NodeSelectorOperator> kOps[] = {
+      {"In", NodeSelectorOperator::In},
+      {"NotIn", NodeSelectorOperator::NotIn},
+      {"Exists", NodeSelectorOperator::Exists},
+      {"DoesNotExist", NodeSelectorOperator::DoesNotExist},
+      {"Gt", NodeSelectorOperator::Gt},
+      {"Lt", NodeSelectorOperator::Lt},
+  };
+  for (const auto& [name, value] : kOps) {
+    if (op == name) {
+      out = value;
+      return;
+    }
+  }
+  fail(p, "Invalid value: " + quote(op) + ": not a valid selector operator");
+}
+
+// --- Metadata ------------------------------------------------------------------------------------
+
+void read(const json& j, const Path& p, OwnerReference& out) {
+  expectObject(j, p);
+  get(j, p, "apiVersion", out.apiVersion);
+  get(j, p, "kind", out.kind);
+  get(j, p, "name", out.name);
+  get(j, p, "uid", out.uid);
+  get(j, p, "controller", out.controller);
+}
+
+void read(const json& j, const Path& p, ObjectMeta& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
+  get(j, p, "namespace", out.namespace_);
+  get(j, p, "uid", out.uid);
+  get(j, p, "resourceVersion", out.resourceVersion);
+  get(j, p, "labels", out.labels);
+  get(j, p, "annotations", out.annotations);
+  get(j, p, "creationTimestamp", out.creationTimestamp);
+  get(j, p, "deletionTimestamp", out.deletionTimestamp);
+  get(j, p, "ownerReferences", out.ownerReferences);
+}
+
+// --- Pod -----------------------------------------------------------------------------------------
+
+void read(const json& j, const Path& p, NodeSelectorRequirement& out) {
+  expectObject(j, p);
+  get(j, p, "key", out.key);
+  const auto op = j.find("operator");
+  if (op == j.end() || op->is_null()) {
+    fail(p.child("operator"), "Invalid value: \"\": not a valid selector operator");
+  }
+  read(*op, p.child("operator"), out.op);
+  get(j, p, "values", out.values);
+}
+
+void read(const json& j, const Path& p, NodeSelectorTerm& out) {
+  expectObject(j, p);
+  get(j, p, "matchExpressions", out.matchExpressions);
+  get(j, p, "matchFields", out.matchFields);
+}
+
+void read(const json& j, const Path& p, NodeSelector& out) {
+  expectObject(j, p);
+  get(j, p, "nodeSelectorTerms", out.nodeSelectorTerms);
+}
+
+void read(const json& j, const Path& p, PreferredSchedulingTerm& out) {
+  expectObject(j, p);
+  get(j, p, "weight", out.weight);
+  get(j, p, "preference", out.preference);
+}
+
+void read(const json& j, const Path& p, NodeAffinity& out) {
+  expectObject(j, p);
+  get(j, p, "requiredDuringSchedulingIgnoredDuringExecution",
+      out.requiredDuringSchedulingIgnoredDuringExecution);
+  get(j, p, "preferredDuringSchedulingIgnoredDuringExecution",
+      out.preferredDuringSchedulingIgnoredDuringExecution);
+}
+
+void read(const json& j, const Path& p, Affinity& out) {
+  expectObject(j, p);
+  get(j, p, "nodeAffinity", out.nodeAffinity);
+}
+
+// The effects validation accepts (validateTaintEffect), in its order.
+void checkTaintEffect(const std::string& effect, const Path& p) {
+  if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
+    notSupported(p, effect, {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+  }
+}
+
+void read(const json& j, const Path& p, Toleration& out) {
+  expectObject(j, p);
+  get(j, p, "key", out.key);
+  out.operator_.clear();
+  get(j, p, "operator", out.operator_);
+  if (out.operator_.empty()) {
+    out.operator_ = "Equal";  // the API's documented meaning of an empty operator
+  } else if (out.operator_ != "Equal" && out.operator_ != "Exists") {
+    notSupported(p.child("operator"), out.operator_, {"Equal", "Exists"});
+  }
+  get(j, p, "value", out.value);
+  get(j, p, "effect", out.effect);
+  if (!out.effect.empty()) {
+    checkTaintEffect(out.effect, p.child("effect"));
+  }
+  get(j, p, "tolerationSeconds", out.tolerationSeconds);
+}
+
+void read(const json& j, const Path& p, ResourceRequirements& out) {
+  expectObject(j, p);
+  get(j, p, "requests", out.requests);
+  get(j, p, "limits", out.limits);
+}
+
+void read(const json& j, const Path& p, ContainerPort& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
+  get(j, p, "containerPort", out.containerPort);
+  get(j, p, "hostPort", out.hostPort);
+  out.protocol.clear();
+  get(j, p, "protocol", out.protocol);
+  if (out.protocol.empty()) {
+    out.protocol = "TCP";  // SetDefaults_ContainerPort
+  }
+  get(j, p, "hostIP", out.hostIP);
+}
+
+void read(const json& j, const Path& p, Container& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
+  get(j, p, "image", out.image);
+  get(j, p, "resources", out.resources);
+  get(j, p, "ports", out.ports);
+  get(j, p, "restartPolicy", out.restartPolicy);
+}
+
+void read(const json& j, const Path& p, PodSpec& out) {
+  expectObject(j, p);
+  get(j, p, "schedulerName", out.schedulerName);
+  get(j, p, "nodeName", out.nodeName);
+  get(j, p, "nodeSelector", out.nodeSelector);
+  get(j, p, "affinity", out.affinity);
+  get(j, p, "tolerations", out.tolerations);
+  get(j, p, "priority", out.priority);
+  get(j, p, "priorityClassName", out.priorityClassName);
+  get(j, p, "initContainers", out.initContainers);
+  get(j, p, "containers", out.containers);
+  get(j, p, "overhead", out.overhead);
+  get(j, p, "hostNetwork", out.hostNetwork);
+  const auto gates = j.find("schedulingGates");
+  if (gates != j.end() && !gates->is_null()) {
+    const Path gp = p.child("schedulingGates");
+    if (!gates->is_array()) {
+      wrongType(gp, "array", *gates);
+    }
+    for (size_t i = 0; i < gates->size(); ++i) {
+      const json& gate = (*gates)[i];
+      std::string name;
+      if (!gate.is_null()) {
+        const Path ip = gp.index(i);
+        expectObject(gate, ip);
+        get(gate, ip, "name", name);
+      }
+      out.schedulingGates.push_back(std::move(name));
+    }
+  }
+}
+
+void read(const json& j, const Path& p, PodCondition& out) {
+  expectObject(j, p);
+  get(j, p, "type", out.type);
+  get(j, p, "status", out.status);
+  get(j, p, "reason", out.reason);
+  get(j, p, "message", out.message);
+  get(j, p, "lastTransitionTime", out.lastTransitionTime);
+}
+
+void read(const json& j, const Path& p, PodStatus& out) {
+  expectObject(j, p);
+  get(j, p, "phase", out.phase);
+  get(j, p, "conditions", out.conditions);
+  get(j, p, "nominatedNodeName", out.nominatedNodeName);
+  get(j, p, "reason", out.reason);
+  get(j, p, "message", out.message);
+}
+
+void read(const json& j, const Path& p, Pod& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "spec", out.spec);
+  get(j, p, "status", out.status);
+}
+
+// --- Node ----------------------------------------------------------------------------------------
+
+void read(const json& j, const Path& p, Taint& out) {
+  expectObject(j, p);
+  get(j, p, "key", out.key);
+  get(j, p, "value", out.value);
+  get(j, p, "effect", out.effect);
+  if (out.effect.empty()) {
+    fail(p.child("effect"), "Required value");
+  }
+  checkTaintEffect(out.effect, p.child("effect"));
+}
+
+void read(const json& j, const Path& p, NodeSpec& out) {
+  expectObject(j, p);
+  get(j, p, "unschedulable", out.unschedulable);
+  get(j, p, "taints", out.taints);
+}
+
+void read(const json& j, const Path& p, NodeCondition& out) {
+  expectObject(j, p);
+  get(j, p, "type", out.type);
+  get(j, p, "status", out.status);
+  get(j, p, "reason", out.reason);
+  get(j, p, "message", out.message);
+}
+
+void read(const json& j, const Path& p, ContainerImage& out) {
+  expectObject(j, p);
+  get(j, p, "names", out.names);
+  get(j, p, "sizeBytes", out.sizeBytes);
+}
+
+void read(const json& j, const Path& p, NodeStatus& out) {
+  expectObject(j, p);
+  get(j, p, "capacity", out.capacity);
+  get(j, p, "allocatable", out.allocatable);
+  get(j, p, "conditions", out.conditions);
+  get(j, p, "images", out.images);
+}
+
+void read(const json& j, const Path& p, Node& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "spec", out.spec);
+  get(j, p, "status", out.status);
+}
+
+// --- Object identity for messages ----------------------------------------------------------------
+
+// metadata.<key> when it is a non-empty string, read leniently: the name must be available to
+// prefix an error even when the error is elsewhere in metadata.
+std::string metaString(const json& obj, std::string_view key) {
+  if (!obj.is_object()) {
+    return "";
+  }
+  const auto meta = obj.find("metadata");
+  if (meta == obj.end() || !meta->is_object()) {
+    return "";
+  }
+  const auto v = meta->find(key);
+  if (v == meta->end() || !v->is_string()) {
+    return "";
+  }
+  return v->get<std::string>();
+}
+
+// "default/web-1", "n1" or "<unknown>".
+std::string objectKey(const json& obj) {
+  const std::string name = metaString(obj, "name");
+  if (name.empty()) {
+    return "<unknown>";
+  }
+  const std::string ns = metaString(obj, "namespace");
+  return ns.empty() ? name : ns + "/" + name;
+}
+
+template <typename T>
+util::Result<T> decodeObject(const json& j, std::string_view what) {
+  try {
+    T out;
+    read(j, Path(), out);
+    return out;
+  } catch (const FieldError& e) {
+    return util::invalidArgument(std::string(what) + " " + objectKey(j) + ": " + e.text());
+  } catch (const std::exception& e) {
+    // Not expected (the readers check types first), but no exception may leave the module.
+    return util::invalidArgument(std::string(what) + " " + objectKey(j) + ": " + e.what());
+  }
+}
+
+// --- Encoding ------------------------------------------------------------------------------------
+// Field presence follows the Go struct tags: `omitempty` fields are left out when empty, the others
+// (containers, a container's name and resources, containerPort, a taint's key and effect...)
+// always appear.
+
+json encodeResources(const ResourceList& list) {
+  json out = json::object();
+  for (const auto& [name, q] : list) {
+    out[name] = q.toString();
+  }
+  return out;
+}
+
+void putString(json& obj, const char* key, const std::string& value) {
+  if (!value.empty()) {
+    obj[key] = value;
+  }
+}
+
+void putMap(json& obj, const char* key, const StringMap& value) {
+  if (!value.empty()) {
+    obj[key] = value;
+  }
+}
+
+void putResources(json& obj, const char* key, const ResourceList& value) {
+  if (!value.empty()) {
+    obj[key] = encodeResources(value);
+  }
+}
+
+template <typename T, typename F>
+void putList(json& obj, const char* key, const std::vector<T>& items, F encode) {
+  if (items.empty()) {
+    return;
+  }
+  json arr = json::array();
+  for (const T& item : items) {
+    arr.push_back(encode(item));
+  }
+  obj[key] = std::move(arr);
+}
+
+json encodeMeta(const ObjectMeta& m) {
+  json out = json::object();
+  putString(out, "name", m.name);
+  putString(out, "namespace", m.namespace_);
+  putString(out, "uid", m.uid);
+  putString(out, "resourceVersion", m.resourceVersion);
+  putMap(out, "labels", m.labels);
+  putMap(out, "annotations", m.annotations);
+  if (m.creationTimestamp) {
+    out["creationTimestamp"] = formatTimestamp(*m.creationTimestamp);
+  }
+  if (m.deletionTimestamp) {
+    out["deletionTimestamp"] = formatTimestamp(*m.deletionTimestamp);
+  }
+  putList(out, "ownerReferences", m.ownerReferences, [](const OwnerReference& r) {
+    json o = {{"apiVersion", r.apiVersion}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid}};
+    if (r.controller) {
+      o["controller"] = true;
+    }
+    return o;
+  });
+  return out;
+}
+
+const char* operatorName(NodeSelectorOperator op) {
+  switch (op) {
+    case NodeSelectorOperator::In:
+      return "In";
+    case NodeSelectorOperator::NotIn:
+      return "NotIn";
+    case NodeSelectorOperator::Exists:
+      return "Exists";
+    case NodeSelectorOperator::DoesNotExist:
+      return "DoesNotExist";
+    case NodeSelectorOperator::Gt:
+      return "Gt";
+    case NodeSelectorOperator::Lt:
+      return "Lt";
+  }
+  return "In";
+}
+
+json encodeTerm(const NodeSelectorTerm& term) {
+  auto requirement = [](const NodeSelectorRequirement& r) {
+    json o = {{"key", r.key}, {"operator", operatorName(r.op)}};
+    if (!r.values.empty()) {
+      o["values"] = r.values;
+    }
+    return o;
+  };
+  json out = json::object();
+  putList(out, "matchExpressions", term.matchExpressions, requirement);
+  putList(out, "matchFields", term.matchFields, requirement);
+  return out;
+}
+
+json encodeAffinity(const Affinity& a) {
+  json out = json::object();
+  if (a.nodeAffinity) {
+    const NodeAffinity& na = *a.nodeAffinity;
+    json n = json::object();
+    if (na.requiredDuringSchedulingIgnoredDuringExecution) {
+      json terms = json::array();
+      for (const auto& t : na.requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms) {
+        terms.push_back(encodeTerm(t));
+      }
+      n["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", terms}};
+    }
+    putList(n, "preferredDuringSchedulingIgnoredDuringExecution",
+            na.preferredDuringSchedulingIgnoredDuringExecution,
+            [](const PreferredSchedulingTerm& t) {
+              return json{{"weight", t.weight}, {"preference", encodeTerm(t.preference)}};
+            });
+    out["nodeAffinity"] = std::move(n);
+  }
+  return out;
+}
+
+json encodeContainer(const Container& c) {
+  json out = {{"name", c.name}};
+  putString(out, "image", c.image);
+  json resources = json::object();
+  putResources(resources, "limits", c.resources.limits);
+  putResources(resources, "requests", c.resources.requests);
+  out["resources"] = std::move(resources);
+  putList(out, "ports", c.ports, [](const ContainerPort& port) {
+    json o = {{"containerPort", port.containerPort}};
+    putString(o, "name", port.name);
+    if (port.hostPort != 0) {
+      o["hostPort"] = port.hostPort;
+    }
+    putString(o, "protocol", port.protocol);
+    putString(o, "hostIP", port.hostIP);
+    return o;
+  });
+  putString(out, "restartPolicy", c.restartPolicy);
+  return out;
+}
+
+json encodeSpec(const PodSpec& s) {
+  json out = json::object();
+  putList(out, "initContainers", s.initContainers, encodeContainer);
+  json containers = json::array();
+  for (const Container& c : s.containers) {
+    containers.push_back(encodeContainer(c));
+  }
+  out["containers"] = std::move(containers);
+  putMap(out, "nodeSelector", s.nodeSelector);
+  putString(out, "nodeName", s.nodeName);
+  if (s.hostNetwork) {
+    out["hostNetwork"] = true;
+  }
+  if (s.affinity) {
+    out["affinity"] = encodeAffinity(*s.affinity);
+  }
+  putString(out, "schedulerName", s.schedulerName);
+  putList(out, "tolerations", s.tolerations, [](const Toleration& t) {
+    json o = json::object();
+    putString(o, "key", t.key);
+    putString(o, "operator", t.operator_);
+    putString(o, "value", t.value);
+    putString(o, "effect", t.effect);
+    if (t.tolerationSeconds) {
+      o["tolerationSeconds"] = *t.tolerationSeconds;
+    }
+    return o;
+  });
+  putString(out, "priorityClassName", s.priorityClassName);
+  if (s.priority) {
+    out["priority"] = *s.priority;
+  }
+  putResources(out, "overhead", s.overhead);
+  putList(out, "schedulingGates", s.schedulingGates, [](const std::string& name) {
+    return json{{"name", name}};
+  });
+  return out;
+}
+
+json encodeStatus(const PodStatus& s) {
+  json out = json::object();
+  putString(out, "phase", s.phase);
+  putList(out, "conditions", s.conditions, [](const PodCondition& c) {
+    json o = {{"type", c.type}, {"status", c.status}};
+    if (c.lastTransitionTime) {
+      o["lastTransitionTime"] = formatTimestamp(*c.lastTransitionTime);
+    }
+    putString(o, "reason", c.reason);
+    putString(o, "message", c.message);
+    return o;
+  });
+  putString(out, "message", s.message);
+  putString(out, "reason", s.reason);
+  putString(out, "nominatedNodeName", s.nominatedNodeName);
+  return out;
+}
+
+// --- Object files --------------------------------------------------------------------------------
+
+std::string stringField(const json& obj, std::string_view key) {
+  const auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+// Decodes one object (a document or a list item) into `out`. `default_kind` is the item kind of a
+// typed list (PodList items from the API carry no kind of their own).
+util::Result<void> decodeInto(const json& obj, std::string_view where,
+                              std::string_view default_kind, ObjectSet& out) {
+  auto located = [&](std::string message) {
+    return util::invalidArgument(where.empty() ? message : std::string(where) + ": " + message);
+  };
+  if (!obj.is_object()) {
+    return located("expected object, got " + std::string(obj.type_name()));
+  }
+  std::string kind(default_kind);
+  if (const auto k = obj.find("kind"); k != obj.end() && !k->is_null()) {
+    if (!k->is_string()) {
+      return located("kind: expected string, got " + std::string(k->type_name()));
+    }
+    if (!k->get_ref<const std::string&>().empty()) {
+      kind = k->get<std::string>();
+    }
+  }
+  if (kind.empty()) {
+    return located("object has no kind");
+  }
+  std::string api_version = "v1";
+  if (const auto v = obj.find("apiVersion");
+      v != obj.end() && v->is_string() && !v->get_ref<const std::string&>().empty()) {
+    api_version = v->get<std::string>();
+  }
+  if (api_version == "v1" && kind == "Pod") {
+    auto pod = decodePod(obj);
+    if (!pod.ok()) {
+      return pod.error();
+    }
+    out.pods.push_back(std::make_shared<const Pod>(std::move(pod).value()));
+    return {};
+  }
+  if (api_version == "v1" && kind == "Node") {
+    auto node = decodeNode(obj);
+    if (!node.ok()) {
+      return node.error();
+    }
+    out.nodes.push_back(std::make_shared<const Node>(std::move(node).value()));
+    return {};
+  }
+  // A Pod or Node of another API group is another type that happens to share the name.
+  const std::string type = api_version == "v1" ? kind : kind + "." + api_version;
+  out.skipped.push_back(type + " " + objectKey(obj));
+  return {};
+}
+
+bool isList(const json& doc) {
+  if (!doc.is_object()) {
+    return false;
+  }
+  const std::string kind = stringField(doc, "kind");
+  if (kind == "List") {
+    return true;
+  }
+  return kind.size() > 4 && kind.ends_with("List") && doc.contains("items");
+}
+
+}  // namespace
+
+util::Result<Pod> decodePod(const json& j) { return decodeObject<Pod>(j, "pod"); }
+
+util::Result<Node> decodeNode(const json& j) { return decodeObject<Node>(j, "node"); }
+
+json encodePod(const Pod& pod) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", encodeMeta(pod.metadata)},
+          {"spec", encodeSpec(pod.spec)},
+          {"status", encodeStatus(pod.status)}};
+}
+
+json encodeNode(const Node& node) {
+  json spec = json::object();
+  if (node.spec.unschedulable) {
+    spec["unschedulable"] = true;
+  }
+  putList(spec, "taints", node.spec.taints, [](const Taint& t) {
+    json o = {{"key", t.key}, {"effect", t.effect}};
+    putString(o, "value", t.value);
+    return o;
+  });
+  json status = json::object();
+  putResources(status, "capacity", node.status.capacity);
+  putResources(status, "allocatable", node.status.allocatable);
+  putList(status, "conditions", node.status.conditions, [](const NodeCondition& c) {
+    json o = {{"type", c.type}, {"status", c.status}};
+    putString(o, "reason", c.reason);
+    putString(o, "message", c.message);
+    return o;
+  });
+  putList(status, "images", node.status.images, [](const ContainerImage& image) {
+    json o = {{"names", image.names}};
+    if (image.sizeBytes != 0) {
+      o["sizeBytes"] = image.sizeBytes;
+    }
+    return o;
+  });
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", encodeMeta(node.metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+util::Result<ObjectSet> decodeObjects(std::string_view text) {
+  auto docs = parseDocuments(text);
+  if (!docs.ok()) {
+    return docs.error();
+  }
+  ObjectSet out;
+  const bool many = docs->size() > 1;
+  for (size_t d = 0; d < docs->size(); ++d) {
+    const json& doc = (*docs)[d];
+    const std::string where = many ? "document " + std::to_string(d + 1) : "";
+    if (doc.is_null()) {
+      continue;
+    }
+    if (!isList(doc) && !doc.is_array()) {
+      if (auto r = decodeInto(doc, where, "", out); !r.ok()) {
+        return r.error();
+      }
+      continue;
+    }
+    // A List, a typed list (PodList, NodeList...) or a bare JSON array of objects.
+    const json* items = &doc;
+    std::string item_kind;
+    std::string items_where = where;
+    if (!doc.is_array()) {
+      const std::string kind = stringField(doc, "kind");
+      if (kind != "List") {
+        item_kind = kind.substr(0, kind.size() - 4);
+      }
+      const auto it = doc.find("items");
+      if (it == doc.end() || it->is_null()) {
+        continue;
+      }
+      if (!it->is_array()) {
+        return util::invalidArgument((where.empty() ? "" : where + ": ") +
+                                     "items: expected array, got " + it->type_name());
+      }
+      items = &*it;
+      items_where = (where.empty() ? "" : where + ": ") + "items";
+    }
+    for (size_t i = 0; i < items->size(); ++i) {
+      const json& item = (*items)[i];
+      if (item.is_null()) {
+        continue;
+      }
+      const std::string item_where = items_where + "[" + std::to_string(i) + "]";
+      if (auto r = decodeInto(item, item_where, item_kind, out); !r.ok()) {
+        return r.error();
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace berth::api

@@ -1,0 +1,206 @@
+#pragma once
+// The Kubernetes objects a scheduler reads, as typed C++ values (the fields of k8s.io/api/core/v1 that
+// scheduling uses; everything else is ignored on decode). Objects are immutable once decoded and are
+// shared as std::shared_ptr<const T>; to change one (e.g. assume a pod onto a node) copy it first.
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pkg/resource/quantity.h"
+
+namespace berth::api {
+
+// Time as microseconds since the Unix epoch (metav1.Time has seconds, MicroTime microseconds).
+struct Timestamp {
+  int64_t micros = 0;
+  friend auto operator<=>(const Timestamp&, const Timestamp&) = default;
+};
+
+using ResourceList = std::map<std::string, resource::Quantity>;
+using StringMap = std::map<std::string, std::string>;
+
+struct OwnerReference {
+  std::string apiVersion;
+  std::string kind;
+  std::string name;
+  std::string uid;
+  bool controller = false;
+};
+
+struct ObjectMeta {
+  std::string name;
+  std::string namespace_;  // "namespace" is a keyword
+  std::string uid;
+  std::string resourceVersion;
+  StringMap labels;
+  StringMap annotations;
+  std::optional<Timestamp> creationTimestamp;
+  std::optional<Timestamp> deletionTimestamp;
+  std::vector<OwnerReference> ownerReferences;
+};
+
+// --- Selectors -----------------------------------------------------------------------------------
+
+struct LabelSelectorRequirement {
+  std::string key;
+  std::string op;  // In, NotIn, Exists, DoesNotExist
+  std::vector<std::string> values;
+};
+
+struct LabelSelector {
+  StringMap matchLabels;
+  std::vector<LabelSelectorRequirement> matchExpressions;
+};
+
+enum class NodeSelectorOperator { In, NotIn, Exists, DoesNotExist, Gt, Lt };
+
+struct NodeSelectorRequirement {
+  std::string key;
+  NodeSelectorOperator op = NodeSelectorOperator::In;
+  std::vector<std::string> values;
+};
+
+struct NodeSelectorTerm {
+  std::vector<NodeSelectorRequirement> matchExpressions;  // on node labels
+  std::vector<NodeSelectorRequirement> matchFields;       // on node fields (metadata.name only)
+};
+
+struct NodeSelector {
+  std::vector<NodeSelectorTerm> nodeSelectorTerms;  // ORed
+};
+
+struct PreferredSchedulingTerm {
+  int32_t weight = 0;  // 1..100
+  NodeSelectorTerm preference;
+};
+
+struct NodeAffinity {
+  std::optional<NodeSelector> requiredDuringSchedulingIgnoredDuringExecution;
+  std::vector<PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution;
+};
+
+struct Affinity {
+  std::optional<NodeAffinity> nodeAffinity;
+};
+
+// --- Taints and tolerations ----------------------------------------------------------------------
+
+struct Taint {
+  std::string key;
+  std::string value;
+  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+};
+
+struct Toleration {
+  std::string key;  // empty with operator Exists: tolerates everything
+  std::string operator_ = "Equal";  // Equal or Exists; empty means Equal
+  std::string value;
+  std::string effect;  // empty: all effects
+  std::optional<int64_t> tolerationSeconds;
+};
+
+// --- Pods ----------------------------------------------------------------------------------------
+
+struct ResourceRequirements {
+  ResourceList requests;
+  ResourceList limits;
+};
+
+struct ContainerPort {
+  std::string name;
+  int32_t containerPort = 0;
+  int32_t hostPort = 0;
+  std::string protocol = "TCP";
+  std::string hostIP;
+};
+
+struct Container {
+  std::string name;
+  std::string image;
+  ResourceRequirements resources;
+  std::vector<ContainerPort> ports;
+  std::string restartPolicy;  // "Always" on an init container makes it a sidecar
+};
+
+struct PodSpec {
+  std::string schedulerName;  // defaulted by the API server to "default-scheduler"
+  std::string nodeName;
+  StringMap nodeSelector;
+  std::optional<Affinity> affinity;
+  std::vector<Toleration> tolerations;
+  std::optional<int32_t> priority;
+  std::string priorityClassName;
+  std::vector<Container> initContainers;
+  std::vector<Container> containers;
+  ResourceList overhead;
+  bool hostNetwork = false;
+  std::vector<std::string> schedulingGates;  // names of spec.schedulingGates
+};
+
+struct PodCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+  std::optional<Timestamp> lastTransitionTime;
+};
+
+struct PodStatus {
+  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  std::vector<PodCondition> conditions;
+  std::string nominatedNodeName;
+  std::string reason;  // e.g. OutOfcpu when kubelet rejected the pod
+  std::string message;
+};
+
+struct Pod {
+  ObjectMeta metadata;
+  PodSpec spec;
+  PodStatus status;
+};
+
+// --- Nodes ---------------------------------------------------------------------------------------
+
+struct NodeSpec {
+  bool unschedulable = false;
+  std::vector<Taint> taints;
+};
+
+struct NodeCondition {
+  std::string type;
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+struct ContainerImage {
+  std::vector<std::string> names;
+  int64_t sizeBytes = 0;
+};
+
+struct NodeStatus {
+  ResourceList capacity;
+  ResourceList allocatable;
+  std::vector<NodeCondition> conditions;
+  std::vector<ContainerImage> images;
+};
+
+struct Node {
+  ObjectMeta metadata;
+  NodeSpec spec;
+  NodeStatus status;
+};
+
+using PodPtr = std::shared_ptr<const Pod>;
+using NodePtr = std::shared_ptr<const Node>;
+
+// "namespace/name", as kubectl and kube-scheduler name pods in messages.
+inline std::string podKey(const Pod& pod) {
+  return pod.metadata.namespace_ + "/" + pod.metadata.name;
+}
+
+}  // namespace berth::api

@@ -1,0 +1,667 @@
+// parseDocuments: JSON or YAML text to JSON values. YAML goes through yaml-cpp's node tree and is
+// converted the way sigs.k8s.io/yaml's YAMLToJSON does it (goyaml.v2 resolution of plain scalars,
+// then encoding/json's rules for numbers), so a file means the same here as it does to kubectl.
+
+#include <yaml-cpp/eventhandler.h>
+#include <yaml-cpp/yaml.h>
+
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <utility>
+#include <vector>
+
+#include "pkg/api/decode.h"
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+// Deeper nesting than this is not a Kubernetes object; the limit keeps recursion (and alias
+// cycles, which yaml-cpp represents as cyclic node graphs) from exhausting the stack.
+constexpr int kMaxDepth = 256;
+
+// An error raised while converting one YAML node, carrying the node's position.
+struct YamlError {
+  YAML::Mark mark;
+  std::string message;
+};
+
+util::Error yamlError(const YAML::Mark& mark, std::string_view message) {
+  std::string m = "invalid YAML";
+  if (!mark.is_null()) {
+    m +=
+        " at line " + std::to_string(mark.line + 1) + ", column " + std::to_string(mark.column + 1);
+  }
+  m += ": ";
+  m += message;
+  return util::invalidArgument(std::move(m));
+}
+
+// --- Plain scalar resolution, as goyaml.v2's resolve() -------------------------------------------
+
+struct Scalar {
+  enum class Kind { Null, Bool, Int, Uint, Float, String };
+  Kind kind = Kind::String;
+  bool b = false;
+  int64_t i = 0;
+  uint64_t u = 0;
+  double f = 0;
+};
+
+// Go's strconv.ParseUint/ParseInt with base 0: 0x, 0o, 0b and leading-0 octal prefixes.
+std::optional<uint64_t> parseGoUnsigned(std::string_view s) {
+  int base = 10;
+  if (s.size() >= 2 && s[0] == '0') {
+    const char p = s[1];
+    if (p == 'x' || p == 'X') {
+      base = 16;
+      s.remove_prefix(2);
+    } else if (p == 'o' || p == 'O') {
+      base = 8;
+      s.remove_prefix(2);
+    } else if (p == 'b' || p == 'B') {
+      base = 2;
+      s.remove_prefix(2);
+    } else {
+      base = 8;
+      s.remove_prefix(1);
+    }
+  }
+  if (s.empty()) {
+    return std::nullopt;
+  }
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v, base);
+  if (ec != std::errc() || end != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+std::optional<int64_t> parseGoSigned(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  // from_chars for unsigned types accepts no sign, so a second sign is rejected here too.
+  const auto magnitude = parseGoUnsigned(s);
+  if (!magnitude) {
+    return std::nullopt;
+  }
+  constexpr uint64_t kMaxPositive = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  if (negative) {
+    if (*magnitude > kMaxPositive + 1) {
+      return std::nullopt;
+    }
+    return static_cast<int64_t>(0 - *magnitude);
+  }
+  if (*magnitude > kMaxPositive) {
+    return std::nullopt;
+  }
+  return static_cast<int64_t>(*magnitude);
+}
+
+// goyaml.v2's yamlStyleFloat: [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+bool isYamlStyleFloat(std::string_view s) {
+  size_t i = 0;
+  auto digits = [&] {
+    const size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      ++i;
+    }
+    return i - start;
+  };
+  if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    ++i;
+  }
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    if (digits() == 0) {
+      return false;
+    }
+  } else {
+    if (digits() == 0) {
+      return false;
+    }
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      digits();
+    }
+  }
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+      ++i;
+    }
+    if (digits() == 0) {
+      return false;
+    }
+  }
+  return i == s.size();
+}
+
+// strconv.ParseFloat on text that isYamlStyleFloat accepted: overflow is an error (the scalar then
+// stays a string), underflow gives zero.
+std::optional<double> parseGoFloat(std::string_view s) {
+  bool negative = false;
+  if (!s.empty() && (s[0] == '+' || s[0] == '-')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  double v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec == std::errc::result_out_of_range) {
+    const size_t e = s.find_first_of("eE");
+    const bool underflow = e != std::string_view::npos && e + 1 < s.size() && s[e + 1] == '-';
+    if (!underflow) {
+      return std::nullopt;
+    }
+    v = 0;
+  } else if (ec != std::errc() || end != s.data() + s.size()) {
+    return std::nullopt;
+  }
+  return negative ? -v : v;
+}
+
+Scalar resolvePlain(const std::string& in) {
+  Scalar r;
+  static const std::pair<std::string_view, int> kWords[] = {
+      {"y", 1},    {"Y", 1},  {"yes", 1},   {"Yes", 1},   {"YES", 1},   {"true", 1},  {"True", 1},
+      {"TRUE", 1}, {"on", 1}, {"On", 1},    {"ON", 1},    {"n", 0},     {"N", 0},     {"no", 0},
+      {"No", 0},   {"NO", 0}, {"false", 0}, {"False", 0}, {"FALSE", 0}, {"off", 0},   {"Off", 0},
+      {"OFF", 0},  {"", -1},  {"~", -1},    {"null", -1}, {"Null", -1}, {"NULL", -1},
+  };
+  for (const auto& [word, value] : kWords) {
+    if (in == word) {
+      if (value < 0) {
+        r.kind = Scalar::Kind::Null;
+      } else {
+        r.kind = Scalar::Kind::Bool;
+        r.b = value == 1;
+      }
+      return r;
+    }
+  }
+  static const std::pair<std::string_view, double> kSpecialFloats[] = {
+      {".nan", std::nan("")},
+      {".NaN", std::nan("")},
+      {".NAN", std::nan("")},
+      {".inf", std::numeric_limits<double>::infinity()},
+      {".Inf", std::numeric_limits<double>::infinity()},
+      {".INF", std::numeric_limits<double>::infinity()},
+      {"+.inf", std::numeric_limits<double>::infinity()},
+      {"+.Inf", std::numeric_limits<double>::infinity()},
+      {"+.INF", std::numeric_limits<double>::infinity()},
+      {"-.inf", -std::numeric_limits<double>::infinity()},
+      {"-.Inf", -std::numeric_limits<double>::infinity()},
+      {"-.INF", -std::numeric_limits<double>::infinity()},
+  };
+  for (const auto& [word, value] : kSpecialFloats) {
+    if (in == word) {
+      r.kind = Scalar::Kind::Float;
+      r.f = value;
+      return r;
+    }
+  }
+  const char first = in.empty() ? '\0' : in[0];
+  if (first == '.') {
+    if (isYamlStyleFloat(in)) {
+      if (auto f = parseGoFloat(in)) {
+        r.kind = Scalar::Kind::Float;
+        r.f = *f;
+      }
+    }
+    return r;
+  }
+  if (first != '+' && first != '-' && (first < '0' || first > '9')) {
+    return r;
+  }
+  // goyaml.v2 drops underscores before trying numbers ("1_000" is 1000).
+  std::string plain;
+  plain.reserve(in.size());
+  for (char c : in) {
+    if (c != '_') {
+      plain += c;
+    }
+  }
+  if (auto i = parseGoSigned(plain)) {
+    r.kind = Scalar::Kind::Int;
+    r.i = *i;
+  } else if (auto u = parseGoUnsigned(plain); u && plain[0] != '+' && plain[0] != '-') {
+    r.kind = Scalar::Kind::Uint;
+    r.u = *u;
+  } else if (isYamlStyleFloat(plain)) {
+    if (auto f = parseGoFloat(plain)) {
+      r.kind = Scalar::Kind::Float;
+      r.f = *f;
+    }
+  }
+  return r;
+}
+
+// Go's strconv.FormatFloat(v, 'g', -1, 32), which sigs.k8s.io/yaml uses for float map keys.
+std::string formatFloatKey(double v) {
+  if (std::isnan(v)) {
+    return ".nan";
+  }
+  if (std::isinf(v)) {
+    return v > 0 ? ".inf" : "-.inf";
+  }
+  char buf[64];
+  auto [end, ec] =
+      std::to_chars(buf, buf + sizeof(buf), static_cast<float>(v), std::chars_format::scientific);
+  if (ec != std::errc()) {
+    return "0";
+  }
+  // buf holds [-]d[.ddd]e(+|-)XX: split it into sign, digits and decimal exponent.
+  std::string_view sci(buf, end - buf);
+  std::string sign;
+  if (sci.front() == '-') {
+    sign = "-";
+    sci.remove_prefix(1);
+  }
+  const size_t e = sci.find('e');
+  std::string digits;
+  for (char c : sci.substr(0, e)) {
+    if (c != '.') {
+      digits += c;
+    }
+  }
+  int exp = 0;
+  std::string_view exp_text = sci.substr(e + 1);
+  if (!exp_text.empty() && exp_text.front() == '+') {
+    exp_text.remove_prefix(1);
+  }
+  std::from_chars(exp_text.data(), exp_text.data() + exp_text.size(), exp);
+  if (exp < -4 || exp >= 6) {  // Go's %g switches to an exponent at 1e6
+    std::string out = sign + digits.substr(0, 1);
+    if (digits.size() > 1) {
+      out += "." + digits.substr(1);
+    }
+    const int abs_exp = exp < 0 ? -exp : exp;
+    out += exp < 0 ? "e-" : "e+";
+    if (abs_exp < 10) {
+      out += "0";
+    }
+    return out + std::to_string(abs_exp);
+  }
+  if (exp < 0) {
+    return sign + "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+  }
+  const size_t int_digits = static_cast<size_t>(exp) + 1;
+  if (digits.size() <= int_digits) {
+    return sign + digits + std::string(int_digits - digits.size(), '0');
+  }
+  return sign + digits.substr(0, int_digits) + "." + digits.substr(int_digits);
+}
+
+// --- Node conversion -----------------------------------------------------------------------------
+
+constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
+
+class Converter {
+ public:
+  // Each node costs one unit; aliases are expanded, so a budget proportional to the input stops
+  // exponential alias bombs without limiting honest files.
+  explicit Converter(size_t input_size) : budget_(input_size * 4 + 4096) {}
+
+  json value(const YAML::Node& node, int depth) {
+    if (depth > kMaxDepth) {
+      throw YamlError{node.Mark(), "document nests too deeply"};
+    }
+    if (budget_ == 0) {
+      throw YamlError{node.Mark(), "document expands to too many nodes (alias expansion?)"};
+    }
+    --budget_;
+    switch (node.Type()) {
+      case YAML::NodeType::Undefined:
+      case YAML::NodeType::Null:
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        return scalarValue(node);
+      case YAML::NodeType::Sequence: {
+        json out = json::array();
+        for (const auto& item : node) {
+          out.push_back(value(item, depth + 1));
+        }
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        json out = json::object();
+        for (const auto& entry : node) {
+          const YAML::Node& k = entry.first;
+          if (k.IsScalar() && k.Tag() == "?" && k.Scalar() == "<<") {
+            merge(entry.second, out, depth + 1);
+            continue;
+          }
+          out[key(k)] = value(entry.second, depth + 1);
+        }
+        return out;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  // "<<: *base" or "<<: [*a, *b]": goyaml.v2 copies the entries in, overwriting keys set so far,
+  // and for a list applies the last map first so that earlier maps win.
+  void merge(const YAML::Node& source, json& out, int depth) {
+    if (source.IsMap()) {
+      json merged = value(source, depth);
+      for (auto& [k, v] : merged.items()) {
+        out[k] = v;
+      }
+      return;
+    }
+    if (source.IsSequence()) {
+      std::vector<YAML::Node> items(source.begin(), source.end());
+      for (auto it = items.rbegin(); it != items.rend(); ++it) {
+        if (!it->IsMap()) {
+          throw YamlError{it->Mark(), "map merge requires map or sequence of maps as the value"};
+        }
+        merge(*it, out, depth);
+      }
+      return;
+    }
+    throw YamlError{source.Mark(), "map merge requires map or sequence of maps as the value"};
+  }
+
+  static Scalar resolve(const YAML::Node& node) {
+    const std::string& tag = node.Tag();
+    Scalar r;
+    if (tag == "!" || tag == std::string(kTagPrefix) + "str" ||
+        tag == std::string(kTagPrefix) + "binary") {
+      return r;  // quoted, block or explicitly a string
+    }
+    if (tag != "?" && tag.rfind(kTagPrefix, 0) != 0) {
+      return r;  // a local tag (!foo): goyaml.v2 leaves the text as it is
+    }
+    r = resolvePlain(node.Scalar());
+    if (tag == "?") {
+      return r;
+    }
+    // An explicit standard tag must agree with what the text resolves to.
+    const std::string want = tag.substr(kTagPrefix.size());
+    auto got = [&]() -> std::string {
+      switch (r.kind) {
+        case Scalar::Kind::Null:
+          return "null";
+        case Scalar::Kind::Bool:
+          return "bool";
+        case Scalar::Kind::Int:
+        case Scalar::Kind::Uint:
+          return "int";
+        case Scalar::Kind::Float:
+          return "float";
+        case Scalar::Kind::String:
+          return "str";
+      }
+      return "str";
+    }();
+    if (want == got || want == "timestamp" || want == "map" || want == "seq") {
+      return r;
+    }
+    if (want == "float" && r.kind == Scalar::Kind::Int) {
+      r.kind = Scalar::Kind::Float;
+      r.f = static_cast<double>(r.i);
+      return r;
+    }
+    if (want == "float" && r.kind == Scalar::Kind::Uint) {
+      r.kind = Scalar::Kind::Float;
+      r.f = static_cast<double>(r.u);
+      return r;
+    }
+    throw YamlError{node.Mark(),
+                    "cannot decode !!" + got + " `" + node.Scalar() + "` as a !!" + want};
+  }
+
+  static json scalarValue(const YAML::Node& node) {
+    const Scalar r = resolve(node);
+    switch (r.kind) {
+      case Scalar::Kind::Null:
+        return nullptr;
+      case Scalar::Kind::Bool:
+        return r.b;
+      case Scalar::Kind::Int:
+        return r.i;
+      case Scalar::Kind::Uint:
+        return r.u;
+      case Scalar::Kind::Float:
+        return floatValue(node, r.f);
+      case Scalar::Kind::String:
+        return node.Scalar();
+    }
+    return node.Scalar();
+  }
+
+  // encoding/json writes an integral float64 without a fraction ("80", not "80.0"), so after the
+  // round trip through JSON text it decodes as an integer; keep it an integer here too.
+  static json floatValue(const YAML::Node& node, double f) {
+    if (std::isnan(f) || std::isinf(f)) {
+      throw YamlError{node.Mark(),
+                      "unsupported value: " + node.Scalar() + " (JSON has no NaN or infinity)"};
+    }
+    if (f == std::trunc(f)) {
+      if (f >= -9223372036854775808.0 && f < 9223372036854775808.0) {
+        return static_cast<int64_t>(f);
+      }
+      if (f >= 0 && f < 18446744073709551616.0) {
+        return static_cast<uint64_t>(f);
+      }
+    }
+    return f;
+  }
+
+  // Map keys become strings as sigs.k8s.io/yaml converts them (true -> "true", 1.5 -> "1.5").
+  static std::string key(const YAML::Node& node) {
+    if (!node.IsScalar()) {
+      if (node.IsNull()) {
+        throw YamlError{node.Mark(), "unsupported map key: null"};
+      }
+      throw YamlError{node.Mark(), "unsupported map key: a map or sequence"};
+    }
+    const Scalar r = resolve(node);
+    switch (r.kind) {
+      case Scalar::Kind::Null:
+        throw YamlError{node.Mark(), "unsupported map key: null"};
+      case Scalar::Kind::Bool:
+        return r.b ? "true" : "false";
+      case Scalar::Kind::Int:
+        return std::to_string(r.i);
+      case Scalar::Kind::Uint:
+        throw YamlError{node.Mark(), "unsupported map key of type uint64: " + node.Scalar()};
+      case Scalar::Kind::Float:
+        return formatFloatKey(r.f);
+      case Scalar::Kind::String:
+        return node.Scalar();
+    }
+    return node.Scalar();
+  }
+
+  size_t budget_;
+};
+
+// goyaml.v2 rejects input that is not UTF-8 or holds control characters; yaml-cpp does not, and
+// nlohmann::json would later refuse to write such strings.
+std::optional<util::Error> checkYamlText(std::string_view text) {
+  int line = 0;
+  int column = 0;
+  size_t i = 0;
+  auto fail = [&](std::string_view why) {
+    YAML::Mark mark;
+    mark.line = line;
+    mark.column = column;
+    mark.pos = static_cast<int>(i);
+    return yamlError(mark, why);
+  };
+  while (i < text.size()) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    size_t len = 1;
+    if (c < 0x80) {
+      if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
+        return fail("control characters are not allowed");
+      }
+    } else {
+      uint32_t cp = 0;
+      if ((c & 0xe0) == 0xc0) {
+        len = 2;
+        cp = c & 0x1f;
+      } else if ((c & 0xf0) == 0xe0) {
+        len = 3;
+        cp = c & 0x0f;
+      } else if ((c & 0xf8) == 0xf0) {
+        len = 4;
+        cp = c & 0x07;
+      } else {
+        return fail("invalid UTF-8");
+      }
+      if (i + len > text.size()) {
+        return fail("invalid UTF-8");
+      }
+      for (size_t k = 1; k < len; ++k) {
+        const auto cc = static_cast<unsigned char>(text[i + k]);
+        if ((cc & 0xc0) != 0x80) {
+          return fail("invalid UTF-8");
+        }
+        cp = (cp << 6) | (cc & 0x3f);
+      }
+      static constexpr uint32_t kMinForLength[5] = {0, 0, 0x80, 0x800, 0x10000};
+      if (cp < kMinForLength[len] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+        return fail("invalid UTF-8");
+      }
+    }
+    if (c == '\n') {
+      ++line;
+      column = 0;
+    } else {
+      ++column;
+    }
+    i += len;
+  }
+  return std::nullopt;
+}
+
+util::Result<std::vector<json>> parseJson(std::string_view text) {
+  try {
+    std::vector<json> docs;
+    docs.push_back(json::parse(text.begin(), text.end()));
+    return docs;
+  } catch (const json::parse_error& e) {
+    // what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
+    std::string_view what = e.what();
+    if (const size_t close = what.find("] "); close != std::string_view::npos) {
+      what.remove_prefix(close + 2);
+    }
+    // "last read" quotes raw input, possibly cut inside a UTF-8 sequence: keep the message ASCII so
+    // it can itself be written as JSON (events, JSON logs).
+    std::string message = "invalid JSON: ";
+    for (char c : what) {
+      if (static_cast<unsigned char>(c) < 0x80) {
+        message += c;
+      } else {
+        static constexpr char kHex[] = "0123456789abcdef";
+        message += "\\x";
+        message += kHex[static_cast<unsigned char>(c) >> 4];
+        message += kHex[static_cast<unsigned char>(c) & 0xf];
+      }
+    }
+    return util::invalidArgument(std::move(message));
+  } catch (const std::exception& e) {
+    return util::invalidArgument(std::string("invalid JSON: ") + e.what());
+  }
+}
+
+// yaml-cpp 0.7 never consumes a stray ',' where a document's root node should start (", a" or
+// "- a\n,"): it reports endless empty documents at the same position, and LoadAll allocates until
+// the process dies. A first pass with this handler notices a document that did not move forward.
+class ProgressCheck final : public YAML::EventHandler {
+ public:
+  bool stuck() const { return stuck_; }
+  const YAML::Mark& mark() const { return mark_; }
+
+  void OnDocumentStart(const YAML::Mark& mark) override {
+    stuck_ = documents_ > 0 && mark.pos == mark_.pos;
+    mark_ = mark;
+    ++documents_;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+
+ private:
+  YAML::Mark mark_;
+  size_t documents_ = 0;
+  bool stuck_ = false;
+};
+
+util::Result<std::vector<json>> parseYaml(std::string_view text) {
+  if (auto err = checkYamlText(text)) {
+    return *err;
+  }
+  try {
+    const std::string input(text);
+    {
+      std::istringstream stream(input);
+      YAML::Parser parser(stream);
+      ProgressCheck check;
+      while (parser.HandleNextDocument(check)) {
+        if (check.stuck()) {
+          return yamlError(check.mark(), "did not find expected node content");
+        }
+      }
+    }
+    const std::vector<YAML::Node> nodes = YAML::LoadAll(input);
+    Converter converter(text.size());
+    std::vector<json> docs;
+    for (const YAML::Node& node : nodes) {
+      if (node.IsNull() || !node.IsDefined()) {
+        continue;  // an empty document ("---" followed by nothing or only comments)
+      }
+      docs.push_back(converter.value(node, 0));
+    }
+    return docs;
+  } catch (const YamlError& e) {
+    return yamlError(e.mark, e.message);
+  } catch (const YAML::Exception& e) {
+    return yamlError(e.mark, e.msg);
+  } catch (const std::exception& e) {
+    return util::invalidArgument(std::string("invalid YAML: ") + e.what());
+  }
+}
+
+}  // namespace
+
+util::Result<std::vector<json>> parseDocuments(std::string_view text) {
+  size_t i = 0;
+  if (text.substr(0, 3) == "\xEF\xBB\xBF") {
+    i = 3;  // UTF-8 byte order mark
+  }
+  while (i < text.size() &&
+         (text[i] == ' ' || text[i] == '\t' || text[i] == '\n' || text[i] == '\r')) {
+    ++i;
+  }
+  if (i < text.size() && (text[i] == '{' || text[i] == '[')) {
+    return parseJson(text);
+  }
+  return parseYaml(text);
+}
+
+}  // namespace berth::api

@@ -1,0 +1,56 @@
+#pragma once
+// CycleState: per-scheduling-cycle scratch space. A plugin writes its data once (PreFilter, PreScore)
+// and reads it many times (Filter, Score, once per node), so reads are an index into a vector: each
+// plugin obtains a StateKey once, at static-initialisation or construction time.
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace berth::framework {
+
+class StateData {
+ public:
+  virtual ~StateData() = default;
+  // A deep copy, for a cycle state that is cloned (e.g. to evaluate what-if placements).
+  virtual std::unique_ptr<StateData> clone() const = 0;
+};
+
+// A process-wide index for one kind of state entry; names are for debugging only.
+struct StateKey {
+  int index = -1;
+};
+StateKey makeStateKey(std::string_view name);
+
+class CycleState {
+ public:
+  CycleState() = default;
+  CycleState(CycleState&&) = default;
+  CycleState& operator=(CycleState&&) = default;
+
+  void write(StateKey key, std::unique_ptr<StateData> data);
+  // The entry for key, or nullptr if never written in this cycle.
+  const StateData* read(StateKey key) const {
+    auto i = static_cast<size_t>(key.index);
+    return i < data_.size() ? data_[i].get() : nullptr;
+  }
+  template <typename T>
+  const T* readAs(StateKey key) const {
+    return static_cast<const T*>(read(key));
+  }
+
+  // Plugins whose PreFilter/PreScore returned Skip; the runtime then skips their Filter/Score.
+  void skipFilter(std::string_view plugin) { skip_filter_.push_back(plugin); }
+  void skipScore(std::string_view plugin) { skip_score_.push_back(plugin); }
+  bool filterSkipped(std::string_view plugin) const;
+  bool scoreSkipped(std::string_view plugin) const;
+
+  CycleState clone() const;
+
+ private:
+  std::vector<std::unique_ptr<StateData>> data_;
+  std::vector<std::string_view> skip_filter_;  // plugin names are owned by the plugins
+  std::vector<std::string_view> skip_score_;
+};
+
+}  // namespace berth::framework

@@ -1,0 +1,99 @@
+#pragma once
+// The scheduling framework's extension points, one small interface each (upstream's
+// kube-scheduler/framework/interface.go). A plugin derives from the points it implements; the runtime
+// sorts plugins into per-point lists once, when the profile is built.
+//
+// Filter and Score run once per node, possibly on several threads at once: they must only read the
+// plugin, the CycleState and the NodeInfo they are given.
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/framework/cycle_state.h"
+#include "pkg/framework/node_info.h"
+#include "pkg/framework/pod_info.h"
+#include "pkg/framework/status.h"
+
+namespace berth::framework {
+
+inline constexpr int64_t kMaxNodeScore = 100;
+inline constexpr int64_t kMinNodeScore = 0;
+
+class Plugin {
+ public:
+  virtual ~Plugin() = default;
+  virtual std::string_view name() const = 0;
+};
+
+// Orders the active queue: true when a should be scheduled before b.
+class QueueSortPlugin : public virtual Plugin {
+ public:
+  virtual bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const = 0;
+};
+
+// PreFilter may narrow the nodes to evaluate (e.g. NodeAffinity with matchFields on metadata.name).
+struct PreFilterResult {
+  std::optional<std::set<std::string>> nodeNames;  // nullopt: all nodes
+};
+
+class PreFilterPlugin : public virtual Plugin {
+ public:
+  // Runs once per cycle. Unschedulable* rejects the pod on every node; Skip skips this plugin's Filter.
+  virtual Status preFilter(CycleState& state, const PodInfo& pod, PreFilterResult& result) const = 0;
+};
+
+class FilterPlugin : public virtual Plugin {
+ public:
+  virtual Status filter(const CycleState& state, const PodInfo& pod,
+                        const NodeInfo& node) const = 0;
+};
+
+// Runs when no node fits (e.g. preemption); may nominate a node.
+class PostFilterPlugin : public virtual Plugin {
+ public:
+  virtual Status postFilter(CycleState& state, const PodInfo& pod,
+                            std::string* nominatedNode) const = 0;
+};
+
+class PreScorePlugin : public virtual Plugin {
+ public:
+  // Runs once per cycle over the feasible nodes. Skip skips this plugin's Score.
+  virtual Status preScore(CycleState& state, const PodInfo& pod,
+                          const std::vector<const NodeInfo*>& nodes) const = 0;
+};
+
+class ScorePlugin : public virtual Plugin {
+ public:
+  // A raw score for one node; after normalizeScores every score must be in [0, kMaxNodeScore].
+  virtual Status score(const CycleState& state, const PodInfo& pod, const NodeInfo& node,
+                       int64_t& out) const = 0;
+  // Rescales the raw scores of all feasible nodes (upstream's ScoreExtensions). Default: none.
+  virtual Status normalizeScores(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                 std::vector<int64_t>& /*scores*/) const {
+    return Status::success();
+  }
+};
+
+class ReservePlugin : public virtual Plugin {
+ public:
+  virtual Status reserve(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
+  virtual void unreserve(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
+};
+
+// Binds the pod to the node (e.g. POSTs a Binding). Skip means "not mine; ask the next bind plugin".
+class BindPlugin : public virtual Plugin {
+ public:
+  virtual Status bind(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
+};
+
+using PluginPtr = std::unique_ptr<Plugin>;
+
+// Upstream's DefaultNormalizeScore: scale to [0, kMaxNodeScore] by the maximum; reverse flips it.
+void defaultNormalizeScore(int64_t maxPriority, bool reverse, std::vector<int64_t>& scores);
+
+}  // namespace berth::framework

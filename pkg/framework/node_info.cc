@@ -1,0 +1,64 @@
+#include "pkg/framework/node_info.h"
+
+#include <algorithm>
+#include <atomic>
+
+namespace berth::framework {
+namespace {
+
+std::atomic<int64_t> next_generation{0};
+
+bool samePod(const api::Pod& a, const api::Pod& b) {
+  if (!a.metadata.uid.empty() || !b.metadata.uid.empty()) return a.metadata.uid == b.metadata.uid;
+  return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.name == b.metadata.name;
+}
+
+}  // namespace
+
+void HostPortInfo::add(const HostPort& p) { ports_.push_back(p); }
+
+void HostPortInfo::remove(const HostPort& p) {
+  auto it = std::find(ports_.begin(), ports_.end(), p);
+  if (it != ports_.end()) ports_.erase(it);
+}
+
+bool HostPortInfo::conflicts(const HostPort& p) const {
+  constexpr std::string_view kAny = "0.0.0.0";
+  return std::any_of(ports_.begin(), ports_.end(), [&](const HostPort& used) {
+    return used.port == p.port && used.protocol == p.protocol &&
+           (used.ip == p.ip || used.ip == kAny || p.ip == kAny);
+  });
+}
+
+void NodeInfo::setNode(api::NodePtr node) {
+  node_ = std::move(node);
+  name_ = node_ ? node_->metadata.name : std::string();
+  allocatable_ = node_ ? Resource::fromList(node_->status.allocatable) : Resource{};
+  bump();
+}
+
+void NodeInfo::addPod(PodInfoPtr pod) {
+  requested_.add(pod->requests);
+  non_zero_requested_.add(pod->nonZeroRequests);
+  for (const auto& p : pod->hostPorts) used_ports_.add(p);
+  pods_.push_back(std::move(pod));
+  bump();
+}
+
+bool NodeInfo::removePod(const api::Pod& pod) {
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [&](const PodInfoPtr& p) { return samePod(*p->pod, pod); });
+  if (it == pods_.end()) return false;
+  requested_.subtract((*it)->requests);
+  non_zero_requested_.subtract((*it)->nonZeroRequests);
+  for (const auto& p : (*it)->hostPorts) used_ports_.remove(p);
+  // Order of pods carries no meaning: swap-and-pop keeps removal O(1) after the search.
+  std::iter_swap(it, pods_.end() - 1);
+  pods_.pop_back();
+  bump();
+  return true;
+}
+
+void NodeInfo::bump() { generation_ = ++next_generation; }
+
+}  // namespace berth::framework

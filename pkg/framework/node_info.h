@@ -1,0 +1,66 @@
+#pragma once
+// NodeInfo: one node and the pods placed on it, with the sums that Filter and Score read. Adding or
+// removing a pod is O(pods' ports + scalar resources), so assuming a placement is cheap. `generation`
+// moves on every change, so a cache can copy only the nodes that changed into the next snapshot.
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/framework/pod_info.h"
+#include "pkg/framework/resource.h"
+
+namespace berth::framework {
+
+// Host ports in use on a node. 0.0.0.0 conflicts with every address for the same protocol and port.
+class HostPortInfo {
+ public:
+  void add(const HostPort& p);
+  void remove(const HostPort& p);
+  bool conflicts(const HostPort& p) const;
+  bool empty() const { return ports_.empty(); }
+
+ private:
+  std::vector<HostPort> ports_;  // a multiset: two pods may hold the same port on different IPs
+};
+
+class NodeInfo {
+ public:
+  NodeInfo() = default;
+  explicit NodeInfo(api::NodePtr node) { setNode(std::move(node)); }
+
+  void setNode(api::NodePtr node);
+  // The node object; null for a NodeInfo that holds only pods bound to a node not yet seen.
+  const api::Node* node() const { return node_.get(); }
+  const api::NodePtr& nodePtr() const { return node_; }
+  const std::string& name() const { return name_; }
+
+  void addPod(PodInfoPtr pod);
+  // Removes the pod with this uid (or namespace/name when uids are empty); false when absent.
+  bool removePod(const api::Pod& pod);
+
+  const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  const Resource& allocatable() const { return allocatable_; }
+  const Resource& requested() const { return requested_; }
+  const Resource& nonZeroRequested() const { return non_zero_requested_; }
+  const HostPortInfo& usedPorts() const { return used_ports_; }
+  int64_t generation() const { return generation_; }
+
+ private:
+  void bump();
+
+  api::NodePtr node_;
+  std::string name_;
+  std::vector<PodInfoPtr> pods_;
+  Resource allocatable_;
+  Resource requested_;
+  Resource non_zero_requested_;
+  HostPortInfo used_ports_;
+  int64_t generation_ = 0;
+};
+
+using NodeInfoPtr = std::shared_ptr<NodeInfo>;
+
+}  // namespace berth::framework

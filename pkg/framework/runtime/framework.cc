@@ -1,0 +1,411 @@
+#include "pkg/framework/runtime/framework.h"
+
+#include <algorithm>
+#include <mutex>
+#include <set>
+
+namespace berth::framework::runtime {
+namespace {
+
+using PluginMap = std::map<std::string, Plugin*, std::less<>>;
+
+std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+// Fills one extension point's list from the profile, as upstream's updatePluginList followed by
+// expandMultiPointPlugins: plugins enabled for this point explicitly keep their order; a plugin
+// enabled both here and in multiPoint takes its place here but is listed first (an override of a
+// default); then the multiPoint plugins that implement the point and are not disabled for it.
+template <typename T>
+util::Result<void> buildPoint(std::string_view point, const config::PluginSet& specific,
+                              const config::PluginSet& multiPoint, const PluginMap& plugins,
+                              std::vector<const T*>& out) {
+  std::vector<std::string> enabled;
+  for (const auto& ref : specific.enabled) {
+    auto* p = dynamic_cast<const T*>(plugins.find(ref.name)->second);
+    if (p == nullptr) {
+      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) + " does not extend " +
+                                   std::string(point) + " plugin");
+    }
+    if (std::find(enabled.begin(), enabled.end(), ref.name) != enabled.end()) {
+      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+                                   " already registered as " + std::string(point) + " plugin");
+    }
+    enabled.push_back(ref.name);
+  }
+
+  std::set<std::string> disabled;
+  for (const auto& ref : specific.disabled) disabled.insert(ref.name);
+
+  std::vector<std::string> overrides;
+  std::vector<std::string> fromMultiPoint;
+  if (!disabled.contains("*")) {
+    for (const auto& ref : multiPoint.enabled) {
+      if (dynamic_cast<const T*>(plugins.find(ref.name)->second) == nullptr) continue;
+      if (disabled.contains(ref.name)) continue;
+      if (std::find(enabled.begin(), enabled.end(), ref.name) != enabled.end()) {
+        overrides.push_back(ref.name);
+        continue;
+      }
+      if (std::find(fromMultiPoint.begin(), fromMultiPoint.end(), ref.name) !=
+          fromMultiPoint.end()) {
+        return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+                                     " already registered as " + std::string(point) + " plugin");
+      }
+      fromMultiPoint.push_back(ref.name);
+    }
+  }
+
+  std::vector<std::string> order;
+  for (const auto& name : enabled) {
+    if (std::find(overrides.begin(), overrides.end(), name) != overrides.end()) order.push_back(name);
+  }
+  order.insert(order.end(), fromMultiPoint.begin(), fromMultiPoint.end());
+  for (const auto& name : enabled) {
+    if (std::find(overrides.begin(), overrides.end(), name) == overrides.end()) order.push_back(name);
+  }
+  out.clear();
+  for (const auto& name : order) out.push_back(dynamic_cast<const T*>(plugins.find(name)->second));
+  return {};
+}
+
+template <typename T>
+std::vector<std::string> namesOf(const std::vector<const T*>& plugins) {
+  std::vector<std::string> names;
+  for (const auto* p : plugins) names.emplace_back(p->name());
+  return names;
+}
+
+}  // namespace
+
+util::Result<void> Registry::add(std::string name, PluginFactory factory) {
+  if (factories_.contains(name)) {
+    return util::Error{util::ErrorCode::AlreadyExists,
+                       "a plugin named " + quoted(name) + " already exists"};
+  }
+  factories_.emplace(std::move(name), std::move(factory));
+  return {};
+}
+
+const PluginFactory* Registry::find(std::string_view name) const {
+  auto it = factories_.find(name);
+  return it == factories_.end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> Registry::names() const {
+  std::vector<std::string> out;
+  for (const auto& [name, f] : factories_) out.push_back(name);
+  return out;
+}
+
+util::Result<FrameworkPtr> Framework::create(const Registry& registry,
+                                             const config::Profile& profile,
+                                             const Handle& handle) {
+  FrameworkPtr fw(new Framework());
+  fw->profile_name_ = profile.schedulerName;
+  fw->percentage_of_nodes_to_score_ = profile.percentageOfNodesToScore;
+  const std::string prefix = "profile " + quoted(profile.schedulerName);
+
+  const config::Plugins& ps = profile.plugins;
+  const std::vector<std::pair<std::string_view, const config::PluginSet*>> points = {
+      {"PreEnqueue", &ps.preEnqueue}, {"QueueSort", &ps.queueSort},   {"PreFilter", &ps.preFilter},
+      {"Filter", &ps.filter},         {"PostFilter", &ps.postFilter}, {"PreScore", &ps.preScore},
+      {"Score", &ps.score},           {"Reserve", &ps.reserve},       {"Permit", &ps.permit},
+      {"PreBind", &ps.preBind},       {"Bind", &ps.bind},             {"PostBind", &ps.postBind},
+      {"MultiPoint", &ps.multiPoint}};
+
+  // Instantiate every plugin enabled anywhere, once.
+  PluginMap plugins;
+  for (const auto& [point, set] : points) {
+    for (const auto& ref : set->enabled) {
+      if (plugins.contains(ref.name)) continue;
+      const PluginFactory* factory = registry.find(ref.name);
+      if (factory == nullptr) {
+        return util::invalidArgument(prefix + ": " + ref.field + ": unknown plugin " +
+                                     quoted(ref.name));
+      }
+      auto plugin = (*factory)(profile, handle);
+      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + quoted(ref.name));
+      plugins.emplace(ref.name, plugin->get());
+      fw->owned_.push_back(std::move(*plugin));
+    }
+  }
+  // berth has no plugins for these points, so nothing can be enabled there explicitly.
+  for (const auto& [point, set] : points) {
+    if (point != "PreEnqueue" && point != "Permit" && point != "PreBind" && point != "PostBind") {
+      continue;
+    }
+    if (!set->enabled.empty()) {
+      const auto& ref = set->enabled.front();
+      return util::invalidArgument(prefix + ": " + ref.field + ": plugin " + quoted(ref.name) +
+                                   " does not extend " + std::string(point) + " plugin");
+    }
+  }
+
+  auto check = [&](util::Result<void> r) -> util::Result<void> {
+    if (!r.ok()) return r.error().wrap(prefix);
+    return {};
+  };
+  std::vector<const QueueSortPlugin*> queueSort;
+  if (auto r = check(buildPoint("QueueSort", ps.queueSort, ps.multiPoint, plugins, queueSort)); !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("PreFilter", ps.preFilter, ps.multiPoint, plugins, fw->pre_filter_));
+      !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("Filter", ps.filter, ps.multiPoint, plugins, fw->filter_)); !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("PostFilter", ps.postFilter, ps.multiPoint, plugins,
+                                fw->post_filter_));
+      !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("PreScore", ps.preScore, ps.multiPoint, plugins, fw->pre_score_));
+      !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("Score", ps.score, ps.multiPoint, plugins, fw->score_)); !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("Reserve", ps.reserve, ps.multiPoint, plugins, fw->reserve_)); !r) {
+    return r.error();
+  }
+  if (auto r = check(buildPoint("Bind", ps.bind, ps.multiPoint, plugins, fw->bind_)); !r) {
+    return r.error();
+  }
+
+  if (queueSort.size() != 1) {
+    return util::invalidArgument(prefix + ": only one queue sort plugin required, but got " +
+                                 std::to_string(queueSort.size()));
+  }
+  fw->queue_sort_ = queueSort.front();
+  if (fw->bind_.empty()) return util::invalidArgument(prefix + ": at least one bind plugin is needed");
+
+  // Weights: an explicit score.enabled entry wins over multiPoint; unset (0) means 1, as upstream.
+  std::map<std::string, int64_t, std::less<>> weights;
+  for (const auto* list : {&ps.score.enabled, &ps.multiPoint.enabled}) {
+    for (const auto& ref : *list) {
+      if (!weights.contains(ref.name)) weights[ref.name] = ref.weight == 0 ? 1 : ref.weight;
+    }
+  }
+  for (const auto* p : fw->score_) {
+    auto it = weights.find(p->name());
+    fw->score_weights_.push_back(it == weights.end() ? 1 : it->second);
+  }
+  return fw;
+}
+
+Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
+                                      PreFilterResult& result,
+                                      std::set<std::string>& rejectedBy) const {
+  Status returned;
+  std::vector<std::string> narrowedBy;
+  for (const auto* p : pre_filter_) {
+    PreFilterResult r;
+    Status s = p->preFilter(state, pod, r);
+    if (s.isSkip()) {
+      state.skipFilter(p->name());
+      continue;
+    }
+    if (!s.isSuccess()) {
+      s.setPlugin(p->name());
+      if (!s.isRejected()) {
+        return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
+                             "\": " + s.message())
+            .withPlugin(p->name());
+      }
+      rejectedBy.emplace(p->name());
+      if (s.code() == Code::UnschedulableAndUnresolvable) return s;
+      // Unschedulable: keep running the others so all their state exists for later points.
+      if (returned.isSuccess()) returned = std::move(s);
+      continue;
+    }
+    if (!r.nodeNames) continue;
+    narrowedBy.emplace_back(p->name());
+    rejectedBy.emplace(p->name());
+    if (!result.nodeNames) {
+      result.nodeNames = std::move(r.nodeNames);
+    } else {
+      std::set<std::string> both;
+      std::set_intersection(result.nodeNames->begin(), result.nodeNames->end(),
+                            r.nodeNames->begin(), r.nodeNames->end(),
+                            std::inserter(both, both.end()));
+      result.nodeNames = std::move(both);
+    }
+    if (result.nodeNames->empty()) {
+      std::string msg;
+      if (narrowedBy.size() == 1) {
+        msg = "node(s) didn't satisfy plugin " + narrowedBy.front();
+      } else {
+        std::sort(narrowedBy.begin(), narrowedBy.end());
+        msg = "node(s) didn't satisfy plugin(s) [";
+        for (size_t i = 0; i < narrowedBy.size(); ++i) msg += (i ? " " : "") + narrowedBy[i];
+        msg += "] simultaneously";
+      }
+      return Status(Code::UnschedulableAndUnresolvable, msg);
+    }
+  }
+  return returned;
+}
+
+Status Framework::runFilterPlugins(const CycleState& state, const PodInfo& pod,
+                                   const NodeInfo& node) const {
+  for (const auto* p : filter_) {
+    if (state.filterSkipped(p->name())) continue;
+    Status s = p->filter(state, pod, node);
+    if (s.isSuccess()) continue;
+    if (!s.isRejected()) {
+      return Status::error("running \"" + std::string(p->name()) +
+                           "\" filter plugin: " + s.message())
+          .withPlugin(p->name());
+    }
+    s.setPlugin(p->name());
+    return s;
+  }
+  return Status::success();
+}
+
+Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                                       std::string* nominatedNode) const {
+  std::string messages;
+  for (const auto* p : post_filter_) {
+    Status s = p->postFilter(state, pod, nominatedNode);
+    if (s.isSuccess()) return s;
+    if (!s.isRejected()) {
+      return Status::error("running PostFilter plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+    if (!messages.empty()) messages += ", ";
+    messages += s.message();
+  }
+  return Status(Code::Unschedulable, messages);
+}
+
+Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
+                                     const std::vector<const NodeInfo*>& nodes) const {
+  for (const auto* p : pre_score_) {
+    Status s = p->preScore(state, pod, nodes);
+    if (s.isSkip()) {
+      state.skipScore(p->name());
+      continue;
+    }
+    if (!s.isSuccess()) {
+      return Status::error("running PreScore plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+  }
+  return Status::success();
+}
+
+Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
+                                  const std::vector<const NodeInfo*>& nodes,
+                                  util::Parallelizer& parallelizer, ScoreTable& table) const {
+  std::vector<size_t> active;
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (!state.scoreSkipped(score_[i]->name())) active.push_back(i);
+  }
+  table.plugins.clear();
+  table.weights.clear();
+  table.scores.assign(active.size(), std::vector<int64_t>(nodes.size(), 0));
+  table.totals.assign(nodes.size(), 0);
+  for (size_t i : active) {
+    table.plugins.push_back(score_[i]->name());
+    table.weights.push_back(score_weights_[i]);
+  }
+
+  std::mutex mu;
+  Status failed;
+  parallelizer.forEachChunk(nodes.size(), [&](size_t begin, size_t end) {
+    for (size_t k = 0; k < active.size(); ++k) {
+      const ScorePlugin* p = score_[active[k]];
+      auto& row = table.scores[k];
+      for (size_t n = begin; n < end; ++n) {
+        Status s = p->score(state, pod, *nodes[n], row[n]);
+        if (!s.isSuccess()) {
+          std::lock_guard lock(mu);
+          if (failed.isSuccess()) {
+            failed = Status::error("running Score plugin \"" + std::string(p->name()) +
+                                   "\": " + s.message())
+                         .withPlugin(p->name());
+          }
+          return;
+        }
+      }
+    }
+  });
+  if (!failed.isSuccess()) return failed;
+
+  for (size_t k = 0; k < active.size(); ++k) {
+    const ScorePlugin* p = score_[active[k]];
+    auto& row = table.scores[k];
+    Status s = p->normalizeScores(state, pod, row);
+    if (!s.isSuccess()) {
+      return Status::error("running Normalize on Score plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+    for (size_t n = 0; n < row.size(); ++n) {
+      if (row[n] < kMinNodeScore || row[n] > kMaxNodeScore) {
+        return Status::error("plugin \"" + std::string(p->name()) + "\" returns an invalid score " +
+                             std::to_string(row[n]) + ", it should in the range of [0, 100] " +
+                             "after normalizing")
+            .withPlugin(p->name());
+      }
+      table.totals[n] += row[n] * table.weights[k];
+    }
+  }
+  return Status::success();
+}
+
+Status Framework::runReservePluginsReserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) const {
+  for (const auto* p : reserve_) {
+    Status s = p->reserve(state, pod, node);
+    if (!s.isSuccess()) {
+      return Status::error("running Reserve plugin \"" + std::string(p->name()) +
+                           "\": " + s.message())
+          .withPlugin(p->name());
+    }
+  }
+  return Status::success();
+}
+
+void Framework::runReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
+                                           const std::string& node) const {
+  for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+}
+
+Status Framework::runBindPlugins(CycleState& state, const PodInfo& pod,
+                                 const std::string& node) const {
+  for (const auto* p : bind_) {
+    Status s = p->bind(state, pod, node);
+    if (s.isSkip()) continue;
+    if (s.isSuccess() || s.isRejected()) return std::move(s).withPlugin(p->name());
+    return Status::error("running Bind plugin \"" + std::string(p->name()) + "\": " + s.message())
+        .withPlugin(p->name());
+  }
+  return Status::error("every bind plugin skipped the pod");
+}
+
+std::map<std::string, std::vector<std::string>> Framework::pluginsByExtensionPoint() const {
+  return {{"QueueSort", {std::string(queue_sort_->name())}},
+          {"PreFilter", namesOf(pre_filter_)},
+          {"Filter", namesOf(filter_)},
+          {"PostFilter", namesOf(post_filter_)},
+          {"PreScore", namesOf(pre_score_)},
+          {"Score", namesOf(score_)},
+          {"Reserve", namesOf(reserve_)},
+          {"Bind", namesOf(bind_)}};
+}
+
+int64_t Framework::scoreWeight(std::string_view plugin) const {
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (score_[i]->name() == plugin) return score_weights_[i];
+  }
+  return 0;
+}
+
+}  // namespace berth::framework::runtime

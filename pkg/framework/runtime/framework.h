@@ -1,0 +1,107 @@
+#pragma once
+// Framework: one profile's plugins, built from the registry and the configuration, sorted into
+// per-extension-point lists, and the runners for each point. The runtime attributes every status to
+// its plugin, applies score weights and checks that normalized scores are in range.
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/config/config.h"
+#include "pkg/framework/handle.h"
+#include "pkg/framework/interface.h"
+#include "pkg/util/parallel.h"
+#include "pkg/util/result.h"
+
+namespace berth::framework::runtime {
+
+using PluginFactory =
+    std::function<util::Result<PluginPtr>(const config::Profile& profile, const Handle& handle)>;
+
+// Plugin name -> factory. Names are unique.
+class Registry {
+ public:
+  util::Result<void> add(std::string name, PluginFactory factory);
+  const PluginFactory* find(std::string_view name) const;
+  std::vector<std::string> names() const;
+
+ private:
+  std::map<std::string, PluginFactory, std::less<>> factories_;
+};
+
+// Normalized (unweighted) scores of the feasible nodes, per score plugin, and the weighted totals.
+struct ScoreTable {
+  std::vector<std::string_view> plugins;
+  std::vector<int64_t> weights;
+  std::vector<std::vector<int64_t>> scores;  // [plugin][node], in [0, kMaxNodeScore]
+  std::vector<int64_t> totals;               // [node], sum of score * weight
+};
+
+class Framework {
+ public:
+  // Builds and validates the profile: every plugin exists and implements the points it is enabled at,
+  // exactly one QueueSort, at least one Bind. Errors name the profile and the configuration field.
+  static util::Result<std::unique_ptr<Framework>> create(const Registry& registry,
+                                                         const config::Profile& profile,
+                                                         const Handle& handle);
+
+  const std::string& profileName() const { return profile_name_; }
+  int32_t percentageOfNodesToScore(int32_t global) const {
+    return percentage_of_nodes_to_score_.value_or(global);
+  }
+
+  bool less(const QueuedPodInfo& a, const QueuedPodInfo& b) const {
+    return queue_sort_->less(a, b);
+  }
+
+  // PreFilter: runs every plugin; an UnschedulableAndUnresolvable rejection stops at once. Narrowing
+  // results are intersected; an empty intersection rejects the pod. `rejectedBy` collects the plugins
+  // that rejected or narrowed.
+  Status runPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult& result,
+                             std::set<std::string>& rejectedBy) const;
+  // Filter on one node: plugins in order, the first rejection wins.
+  Status runFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
+  Status runPostFilterPlugins(CycleState& state, const PodInfo& pod,
+                              std::string* nominatedNode) const;
+  Status runPreScorePlugins(CycleState& state, const PodInfo& pod,
+                            const std::vector<const NodeInfo*>& nodes) const;
+  Status runScorePlugins(const CycleState& state, const PodInfo& pod,
+                         const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
+                         ScoreTable& table) const;
+  Status runReservePluginsReserve(CycleState& state, const PodInfo& pod,
+                                  const std::string& node) const;
+  void runReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
+                                  const std::string& node) const;
+  Status runBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
+
+  bool hasScorePlugins() const { return !score_.empty(); }
+  bool hasPostFilterPlugins() const { return !post_filter_.empty(); }
+
+  // Plugin names per extension point, in run order (for logs, explain and tests).
+  std::map<std::string, std::vector<std::string>> pluginsByExtensionPoint() const;
+  int64_t scoreWeight(std::string_view plugin) const;
+
+ private:
+  Framework() = default;
+
+  std::string profile_name_;
+  std::optional<int32_t> percentage_of_nodes_to_score_;
+  std::vector<PluginPtr> owned_;
+  const QueueSortPlugin* queue_sort_ = nullptr;
+  std::vector<const PreFilterPlugin*> pre_filter_;
+  std::vector<const FilterPlugin*> filter_;
+  std::vector<const PostFilterPlugin*> post_filter_;
+  std::vector<const PreScorePlugin*> pre_score_;
+  std::vector<const ScorePlugin*> score_;
+  std::vector<int64_t> score_weights_;  // parallel to score_
+  std::vector<const ReservePlugin*> reserve_;
+  std::vector<const BindPlugin*> bind_;
+};
+
+using FrameworkPtr = std::unique_ptr<Framework>;
+
+}  // namespace berth::framework::runtime

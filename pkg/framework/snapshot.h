@@ -1,0 +1,34 @@
+#pragma once
+// Snapshot: the nodes a scheduling cycle sees, in a stable order. Plugins only read it; the caller (the
+// cache, or the simulator) may add an assumed pod to one NodeInfo between cycles.
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "pkg/framework/node_info.h"
+
+namespace berth::framework {
+
+class Snapshot {
+ public:
+  Snapshot() = default;
+
+  // Nodes in the given order, with the bound pods added to their nodes. Pods bound to a node that is
+  // not in `nodes` are returned in `orphans` (they occupy nothing until that node appears).
+  static Snapshot build(const std::vector<api::NodePtr>& nodes,
+                        const std::vector<PodInfoPtr>& boundPods,
+                        std::vector<PodInfoPtr>* orphans = nullptr);
+
+  void addNodeInfo(NodeInfoPtr info);
+  const std::vector<NodeInfoPtr>& nodeInfos() const { return node_infos_; }
+  size_t numNodes() const { return node_infos_.size(); }
+  NodeInfo* get(std::string_view name) const;
+
+ private:
+  std::vector<NodeInfoPtr> node_infos_;
+  std::unordered_map<std::string, size_t> index_;
+};
+
+}  // namespace berth::framework

@@ -1,0 +1,19 @@
+#pragma once
+// Plugin names, as upstream spells them (pkg/scheduler/framework/plugins/names).
+
+#include <string_view>
+
+namespace berth::plugins::names {
+
+inline constexpr std::string_view kPrioritySort = "PrioritySort";
+inline constexpr std::string_view kNodeUnschedulable = "NodeUnschedulable";
+inline constexpr std::string_view kNodeName = "NodeName";
+inline constexpr std::string_view kTaintToleration = "TaintToleration";
+inline constexpr std::string_view kNodeAffinity = "NodeAffinity";
+inline constexpr std::string_view kNodePorts = "NodePorts";
+inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
+inline constexpr std::string_view kNodeResourcesBalancedAllocation =
+    "NodeResourcesBalancedAllocation";
+inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
+
+}  // namespace berth::plugins::names

@@ -1,0 +1,151 @@
+#include "pkg/plugins/nodeaffinity/node_affinity.h"
+
+#include <algorithm>
+
+#include "pkg/labels/selector.h"
+#include "pkg/plugins/names.h"
+
+namespace berth::plugins::nodeaffinity {
+namespace {
+
+using framework::Code;
+using framework::Status;
+
+const framework::StateKey kPreScoreStateKey = framework::makeStateKey("PreScoreNodeAffinity");
+
+const api::NodeSelector* requiredAffinity(const api::Pod& pod) {
+  const auto& a = pod.spec.affinity;
+  if (!a || !a->nodeAffinity || !a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution) {
+    return nullptr;
+  }
+  return &*a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution;
+}
+
+// The pod's preferred terms (and the profile's), weight 0 dropped; pointers into the pod and plugin.
+struct PreScoreState final : framework::StateData {
+  std::vector<const api::PreferredSchedulingTerm*> terms;
+  std::unique_ptr<framework::StateData> clone() const override {
+    return std::make_unique<PreScoreState>(*this);
+  }
+};
+
+class NodeAffinity final : public framework::PreFilterPlugin,
+                           public framework::FilterPlugin,
+                           public framework::PreScorePlugin,
+                           public framework::ScorePlugin {
+ public:
+  explicit NodeAffinity(const config::NodeAffinityArgs& args) {
+    if (args.addedAffinity) {
+      added_required_ = args.addedAffinity->requiredDuringSchedulingIgnoredDuringExecution;
+      added_preferred_ = args.addedAffinity->preferredDuringSchedulingIgnoredDuringExecution;
+    }
+  }
+
+  std::string_view name() const override { return names::kNodeAffinity; }
+
+  Status preFilter(framework::CycleState&, const framework::PodInfo& pod,
+                   framework::PreFilterResult& result) const override {
+    const api::NodeSelector* required = requiredAffinity(*pod);
+    if (required == nullptr && !added_required_ && pod->spec.nodeSelector.empty()) {
+      return Status::skip();
+    }
+    if (required == nullptr || required->nodeSelectorTerms.empty()) return Status::success();
+
+    // Terms naming nodes by metadata.name narrow the nodes to evaluate: within a term the names are
+    // intersected (requirements are ANDed), across terms united (terms are ORed). One term without
+    // such a requirement leaves every node possible.
+    std::set<std::string> names;
+    for (const auto& term : required->nodeSelectorTerms) {
+      std::optional<std::set<std::string>> termNames;
+      for (const auto& r : term.matchFields) {
+        if (r.key != "metadata.name" || r.op != api::NodeSelectorOperator::In) continue;
+        std::set<std::string> values(r.values.begin(), r.values.end());
+        if (!termNames) {
+          termNames = std::move(values);
+        } else {
+          std::set<std::string> both;
+          std::set_intersection(termNames->begin(), termNames->end(), values.begin(), values.end(),
+                                std::inserter(both, both.end()));
+          termNames = std::move(both);
+        }
+      }
+      if (!termNames) return Status::success();
+      names.insert(termNames->begin(), termNames->end());
+    }
+    if (names.empty()) return Status(Code::UnschedulableAndUnresolvable, kErrReasonConflict);
+    result.nodeNames = std::move(names);
+    return Status::success();
+  }
+
+  Status filter(const framework::CycleState&, const framework::PodInfo& pod,
+                const framework::NodeInfo& node) const override {
+    if (node.node() == nullptr) return Status::error("node not found");
+    if (added_required_ && !labels::matchesNodeSelectorTerms(*added_required_, *node.node())) {
+      return Status(Code::UnschedulableAndUnresolvable, kErrReasonEnforced);
+    }
+    if (!labels::matchesNodeSelector(pod->spec.nodeSelector, node.node()->metadata.labels)) {
+      return Status(Code::UnschedulableAndUnresolvable, kErrReasonPod);
+    }
+    const api::NodeSelector* required = requiredAffinity(*pod);
+    if (required != nullptr && !labels::matchesNodeSelectorTerms(*required, *node.node())) {
+      return Status(Code::UnschedulableAndUnresolvable, kErrReasonPod);
+    }
+    return Status::success();
+  }
+
+  Status preScore(framework::CycleState& state, const framework::PodInfo& pod,
+                  const std::vector<const framework::NodeInfo*>&) const override {
+    auto s = std::make_unique<PreScoreState>();
+    collectPreferred(*pod, *s);
+    if (s->terms.empty()) return Status::skip();
+    state.write(kPreScoreStateKey, std::move(s));
+    return Status::success();
+  }
+
+  Status score(const framework::CycleState& state, const framework::PodInfo& pod,
+               const framework::NodeInfo& node, int64_t& out) const override {
+    const auto* s = state.readAs<PreScoreState>(kPreScoreStateKey);
+    // As upstream, Score still works when PreScore is disabled in the profile.
+    PreScoreState fallback;
+    if (s == nullptr) {
+      collectPreferred(*pod, fallback);
+      s = &fallback;
+    }
+    out = 0;
+    for (const auto* t : s->terms) {
+      if (labels::matchesTerm(t->preference, *node.node())) out += t->weight;
+    }
+    return Status::success();
+  }
+
+  Status normalizeScores(const framework::CycleState&, const framework::PodInfo&,
+                         std::vector<int64_t>& scores) const override {
+    framework::defaultNormalizeScore(framework::kMaxNodeScore, /*reverse=*/false, scores);
+    return Status::success();
+  }
+
+ private:
+  void collectPreferred(const api::Pod& pod, PreScoreState& s) const {
+    const auto& a = pod.spec.affinity;
+    if (a && a->nodeAffinity) {
+      for (const auto& t : a->nodeAffinity->preferredDuringSchedulingIgnoredDuringExecution) {
+        if (t.weight != 0) s.terms.push_back(&t);
+      }
+    }
+    for (const auto& t : added_preferred_) {
+      if (t.weight != 0) s.terms.push_back(&t);
+    }
+  }
+
+  std::optional<api::NodeSelector> added_required_;
+  std::vector<api::PreferredSchedulingTerm> added_preferred_;
+};
+
+}  // namespace
+
+util::Result<framework::PluginPtr> newNodeAffinity(const config::Profile& profile,
+                                                   const framework::Handle&) {
+  return framework::PluginPtr(std::make_unique<NodeAffinity>(profile.nodeAffinity));
+}
+
+}  // namespace berth::plugins::nodeaffinity

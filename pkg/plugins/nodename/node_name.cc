@@ -1,0 +1,26 @@
+#include "pkg/plugins/nodename/node_name.h"
+
+#include "pkg/plugins/names.h"
+
+namespace berth::plugins::nodename {
+namespace {
+
+class NodeName final : public framework::FilterPlugin {
+ public:
+  std::string_view name() const override { return names::kNodeName; }
+
+  framework::Status filter(const framework::CycleState&, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override {
+    const std::string& wanted = pod->spec.nodeName;
+    if (wanted.empty() || wanted == node.name()) return framework::Status::success();
+    return framework::Status(framework::Code::UnschedulableAndUnresolvable, kErrReason);
+  }
+};
+
+}  // namespace
+
+util::Result<framework::PluginPtr> newNodeName(const config::Profile&, const framework::Handle&) {
+  return framework::PluginPtr(std::make_unique<NodeName>());
+}
+
+}  // namespace berth::plugins::nodename

@@ -1,0 +1,33 @@
+#include "pkg/plugins/nodeunschedulable/node_unschedulable.h"
+
+#include "pkg/labels/selector.h"
+#include "pkg/plugins/names.h"
+
+namespace berth::plugins::nodeunschedulable {
+namespace {
+
+class NodeUnschedulable final : public framework::FilterPlugin {
+ public:
+  std::string_view name() const override { return names::kNodeUnschedulable; }
+
+  framework::Status filter(const framework::CycleState&, const framework::PodInfo& pod,
+                           const framework::NodeInfo& node) const override {
+    using framework::Code;
+    if (node.node() == nullptr) {
+      return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnknownCondition);
+    }
+    if (!node.node()->spec.unschedulable) return framework::Status::success();
+    static const api::Taint kCordon{std::string(kTaintNodeUnschedulable), "", "NoSchedule"};
+    if (labels::toleratesAny(pod->spec.tolerations, kCordon)) return framework::Status::success();
+    return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnschedulable);
+  }
+};
+
+}  // namespace
+
+util::Result<framework::PluginPtr> newNodeUnschedulable(const config::Profile&,
+                                                        const framework::Handle&) {
+  return framework::PluginPtr(std::make_unique<NodeUnschedulable>());
+}
+
+}  // namespace berth::plugins::nodeunschedulable

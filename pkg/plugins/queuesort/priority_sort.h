@@ -1,0 +1,10 @@
+#pragma once
+// PrioritySort: higher spec.priority first, then the pod queued earlier.
+
+#include "pkg/framework/runtime/framework.h"
+
+namespace berth::plugins::queuesort {
+
+util::Result<framework::PluginPtr> newPrioritySort(const config::Profile&, const framework::Handle&);
+
+}  // namespace berth::plugins::queuesort

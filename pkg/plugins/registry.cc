@@ -1,0 +1,34 @@
+#include "pkg/plugins/registry.h"
+
+#include "pkg/plugins/defaultbinder/default_binder.h"
+#include "pkg/plugins/names.h"
+#include "pkg/plugins/nodeaffinity/node_affinity.h"
+#include "pkg/plugins/nodename/node_name.h"
+#include "pkg/plugins/nodeports/node_ports.h"
+#include "pkg/plugins/noderesources/balanced_allocation.h"
+#include "pkg/plugins/noderesources/fit.h"
+#include "pkg/plugins/nodeunschedulable/node_unschedulable.h"
+#include "pkg/plugins/queuesort/priority_sort.h"
+#include "pkg/plugins/tainttoleration/taint_toleration.h"
+
+namespace berth::plugins {
+
+framework::runtime::Registry makeInTreeRegistry() {
+  framework::runtime::Registry r;
+  auto add = [&r](std::string_view name, framework::runtime::PluginFactory f) {
+    // Names are distinct constants, so add() cannot fail here.
+    r.add(std::string(name), std::move(f)).ignore();
+  };
+  add(names::kPrioritySort, queuesort::newPrioritySort);
+  add(names::kNodeUnschedulable, nodeunschedulable::newNodeUnschedulable);
+  add(names::kNodeName, nodename::newNodeName);
+  add(names::kTaintToleration, tainttoleration::newTaintToleration);
+  add(names::kNodeAffinity, nodeaffinity::newNodeAffinity);
+  add(names::kNodePorts, nodeports::newNodePorts);
+  add(names::kNodeResourcesFit, noderesources::newFit);
+  add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation);
+  add(names::kDefaultBinder, defaultbinder::newDefaultBinder);
+  return r;
+}
+
+}  // namespace berth::plugins

@@ -1,0 +1,204 @@
+#include "pkg/simulate/simulator.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+
+#include "pkg/algorithm/generic_scheduler.h"
+#include "pkg/framework/snapshot.h"
+#include "pkg/plugins/registry.h"
+
+namespace berth::simulate {
+namespace {
+
+using framework::runtime::Framework;
+
+bool finished(const api::Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
+// Explains every node of the snapshot for one decision, in snapshot order.
+std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
+                                     const algorithm::ScheduleOutcome& out) {
+  std::unordered_map<std::string_view, const framework::Status*> rejected;
+  for (const auto& [name, status] : out.diagnosis.nodeToStatus) rejected.emplace(name, &status);
+  std::unordered_map<std::string_view, size_t> feasibleIndex;
+  for (size_t i = 0; i < out.feasible.size(); ++i) feasibleIndex.emplace(out.feasible[i]->name(), i);
+
+  std::vector<NodeExplanation> nodes;
+  for (const auto& info : snapshot.nodeInfos()) {
+    NodeExplanation e;
+    e.name = info->name();
+    if (auto it = feasibleIndex.find(e.name); it != feasibleIndex.end()) {
+      e.feasible = true;
+      const auto& table = out.scores;
+      for (size_t k = 0; k < table.plugins.size() && !table.totals.empty(); ++k) {
+        e.scores.emplace_back(std::string(table.plugins[k]), table.scores[k][it->second]);
+      }
+      if (!table.totals.empty()) e.total = table.totals[it->second];
+    } else if (auto r = rejected.find(e.name); r != rejected.end()) {
+      e.reasons = r->second->reasons();
+    } else if (out.diagnosis.absentNodesStatus) {
+      e.reasons = out.diagnosis.absentNodesStatus->reasons();
+    } else {
+      e.evaluated = false;
+    }
+    nodes.push_back(std::move(e));
+  }
+  return nodes;
+}
+
+}  // namespace
+
+util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,
+                         const Options& options, util::Parallelizer& parallelizer) {
+  auto registry = plugins::makeInTreeRegistry();
+  framework::Handle handle;  // nothing is bound: placements are assumed in the snapshot
+  std::map<std::string, std::unique_ptr<Framework>, std::less<>> profiles;
+  for (const auto& p : config.profiles) {
+    auto fw = Framework::create(registry, p, handle);
+    if (!fw.ok()) return fw.error();
+    profiles.emplace(p.schedulerName, std::move(*fw));
+  }
+  if (!options.allPending && !profiles.contains(options.schedulerName)) {
+    return util::invalidArgument("no profile for scheduler name \"" + options.schedulerName +
+                                 "\" in the configuration");
+  }
+  const Framework& firstProfile = *profiles.at(config.profiles.front().schedulerName);
+
+  Report report;
+  std::vector<framework::PodInfoPtr> bound;
+  std::vector<framework::QueuedPodInfo> pending;
+  for (const auto& pod : objects.pods) {
+    if (finished(*pod)) continue;
+    if (!pod->spec.nodeName.empty()) {
+      bound.push_back(framework::makePodInfo(pod));
+    } else if (options.allPending || pod->spec.schedulerName == options.schedulerName) {
+      pending.push_back({framework::makePodInfo(pod), pod->metadata.creationTimestamp.value_or(
+                                                          api::Timestamp{}),
+                         0});
+    }
+  }
+  std::vector<framework::PodInfoPtr> orphans;
+  framework::Snapshot snapshot = framework::Snapshot::build(objects.nodes, bound, &orphans);
+  for (const auto& p : orphans) {
+    report.warnings.push_back("pod " + api::podKey(*p->pod) + " is bound to node \"" +
+                              p->pod->spec.nodeName + "\", which is not in the file");
+  }
+  report.numNodes = static_cast<int>(snapshot.numNodes());
+
+  // Queue order; a stable sort keeps file order among equals.
+  std::stable_sort(pending.begin(), pending.end(),
+                   [&](const auto& a, const auto& b) { return firstProfile.less(a, b); });
+
+  algorithm::GenericScheduler scheduler(parallelizer, options.seed, config.percentageOfNodesToScore);
+  for (const auto& queued : pending) {
+    const api::Pod& pod = *queued.podInfo->pod;
+    PodResult result;
+    result.pod = api::podKey(pod);
+    auto it = profiles.find(pod.spec.schedulerName);
+    const Framework& fw = it != profiles.end() ? *it->second : firstProfile;
+    result.profile = fw.profileName();
+
+    if (pod.metadata.deletionTimestamp) {
+      result.message = "skip schedule deleting pod: " + result.pod;
+    } else if (!pod.spec.schedulingGates.empty()) {
+      result.message = "Scheduling is blocked due to non-empty scheduling gates";
+    } else {
+      framework::CycleState state;
+      auto out = scheduler.schedulePod(fw, state, *queued.podInfo, snapshot);
+      if (out.status.isSuccess()) {
+        result.node = out.node;
+        // Assume: the next pod sees this one on its node.
+        auto assumed = std::make_shared<api::Pod>(pod);
+        assumed->spec.nodeName = out.node;
+        snapshot.get(out.node)->addPod(framework::makePodInfo(std::move(assumed)));
+      } else if (out.fitError) {
+        result.message = out.fitError->message();
+      } else {
+        result.message = out.status.message();
+      }
+      if (options.explain) result.nodes = explain(snapshot, out);
+    }
+    report.results.push_back(std::move(result));
+  }
+  return report;
+}
+
+nlohmann::json toJson(const Report& report, bool withExplain) {
+  nlohmann::json results = nlohmann::json::array();
+  for (const auto& r : report.results) {
+    nlohmann::json j = {{"pod", r.pod}};
+    j["node"] = r.node ? nlohmann::json(*r.node) : nlohmann::json(nullptr);
+    if (!r.node) j["message"] = r.message;
+    if (withExplain) {
+      nlohmann::json nodes = nlohmann::json::array();
+      for (const auto& n : r.nodes) {
+        nlohmann::json scores = nlohmann::json::object();
+        for (const auto& [plugin, s] : n.scores) scores[plugin] = s;
+        nlohmann::json e = {{"name", n.name},       {"feasible", n.feasible},
+                            {"reasons", n.reasons}, {"scores", scores},
+                            {"total", n.total}};
+        if (!n.evaluated) e["evaluated"] = false;
+        nodes.push_back(std::move(e));
+      }
+      j["nodes"] = std::move(nodes);
+    }
+    results.push_back(std::move(j));
+  }
+  nlohmann::json out = {{"results", std::move(results)}};
+  if (!report.warnings.empty()) out["warnings"] = report.warnings;
+  return out;
+}
+
+namespace {
+
+std::string pad(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+}  // namespace
+
+std::string toTable(const Report& report, bool withExplain) {
+  size_t podWidth = 3;
+  size_t nodeWidth = 4;
+  for (const auto& r : report.results) {
+    podWidth = std::max(podWidth, r.pod.size());
+    nodeWidth = std::max(nodeWidth, r.node ? r.node->size() : 6);
+  }
+  std::ostringstream out;
+  out << pad("POD", podWidth + 3) << pad("NODE", nodeWidth + 3) << "RESULT\n";
+  int placed = 0;
+  for (const auto& r : report.results) {
+    out << pad(r.pod, podWidth + 3) << pad(r.node ? *r.node : "<none>", nodeWidth + 3)
+        << (r.node ? "Scheduled" : r.message) << "\n";
+    if (r.node) ++placed;
+    if (!withExplain || r.nodes.empty()) continue;
+    size_t w = 4;
+    for (const auto& n : r.nodes) w = std::max(w, n.name.size());
+    for (const auto& n : r.nodes) {
+      out << "    " << pad(n.name, w + 2);
+      if (n.feasible && n.scores.empty()) {
+        out << "fits   (the only feasible node: not scored)";
+      } else if (n.feasible) {
+        out << "fits   total=" << n.total;
+        for (const auto& [plugin, s] : n.scores) out << " " << plugin << "=" << s;
+      } else if (!n.evaluated) {
+        out << "not evaluated";
+      } else {
+        out << "no     ";
+        for (size_t i = 0; i < n.reasons.size(); ++i) out << (i ? ", " : "") << n.reasons[i];
+      }
+      out << "\n";
+    }
+  }
+  out << "\n"
+      << placed << "/" << report.results.size() << " pending pods placed on " << report.numNodes
+      << " nodes\n";
+  for (const auto& w : report.warnings) out << "warning: " << w << "\n";
+  return out.str();
+}
+
+}  // namespace berth::simulate

@@ -1,0 +1,57 @@
+#pragma once
+// The offline what-if: given the nodes and pods of a cluster file, place the pending pods one by one
+// in queue order with the same framework and plugins the daemon uses, each placement assumed before
+// the next, and report where each pod went or why it fits nowhere.
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pkg/api/decode.h"
+#include "pkg/config/config.h"
+#include "pkg/util/parallel.h"
+#include "pkg/util/result.h"
+
+namespace berth::simulate {
+
+struct Options {
+  std::string schedulerName = std::string(config::kDefaultSchedulerName);
+  bool allPending = false;  // every pending pod, whatever its schedulerName
+  bool explain = false;     // keep per-node reasons and scores
+  uint64_t seed = 0;
+};
+
+struct NodeExplanation {
+  std::string name;
+  bool evaluated = true;  // false when percentageOfNodesToScore stopped the search earlier
+  bool feasible = false;
+  std::vector<std::string> reasons;
+  std::vector<std::pair<std::string, int64_t>> scores;  // plugin -> normalized score, before weights
+  int64_t total = 0;                                     // sum of score * weight
+};
+
+struct PodResult {
+  std::string pod;  // namespace/name
+  std::string profile;
+  std::optional<std::string> node;
+  std::string message;  // why it was not placed
+  std::vector<NodeExplanation> nodes;  // with Options::explain
+};
+
+struct Report {
+  int numNodes = 0;
+  std::vector<PodResult> results;
+  std::vector<std::string> warnings;  // e.g. a pod bound to a node not in the file
+};
+
+util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,
+                         const Options& options, util::Parallelizer& parallelizer);
+
+nlohmann::json toJson(const Report& report, bool explain);
+std::string toTable(const Report& report, bool explain);
+
+}  // namespace berth::simulate

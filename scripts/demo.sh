@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# The README's "run" command: installs dependencies, builds berth, and runs its main job.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh build >/dev/null
+exec build/berth simulate --cluster examples/cluster.yaml --config examples/config.yaml --explain "$@"

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The README's test command: installs dependencies, then builds and runs every test twice,
+# once optimised and once under AddressSanitizer + UndefinedBehaviorSanitizer.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+
+echo "== release build"
+scripts/build.sh build
+ctest --test-dir build --output-on-failure -j"$(nproc)"
+
+echo "== asan+ubsan build"
+scripts/build.sh build-asan -DBERTH_SANITIZE=ON -DBERTH_BUILD_BENCH=OFF
+ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+
+echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run)"
+build/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
+echo "all tests passed"

@@ -1,0 +1,164 @@
+// End-to-end tests of `berth simulate`: the real binary, real files, exact output.
+
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Run {
+  int exitCode = -1;
+  std::string out;  // stdout and stderr together
+};
+
+Run berth(const std::string& args) {
+  std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>&1";
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string writeTemp(const std::string& name, const std::string& text) {
+  std::string path = testing::TempDir() + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+// Golden files are regenerated with: berth simulate ... > tests/testdata/simulate/<name>
+void expectGolden(const std::string& args, const std::string& golden) {
+  Run r = berth(args);
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_EQ(r.out, readFile("tests/testdata/simulate/" + golden)) << "berth " << args;
+}
+
+TEST(Simulate, ExampleClusterPlacesPodsAsGolden) {
+  expectGolden("simulate --cluster examples/cluster.yaml --output json", "example.json");
+}
+
+TEST(Simulate, ExampleClusterExplainsEveryNodeAsGolden) {
+  expectGolden("simulate --cluster examples/cluster.yaml --config examples/config.yaml --explain",
+               "example-explain.txt");
+}
+
+TEST(Simulate, ReportsUpstreamFitErrorMessage) {
+  Run r = berth("simulate --cluster examples/cluster.yaml --output json");
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  auto j = nlohmann::json::parse(r.out);
+  bool found = false;
+  for (const auto& res : j["results"]) {
+    if (res["pod"] == "batch/big-batch") {
+      found = true;
+      EXPECT_TRUE(res["node"].is_null());
+      EXPECT_EQ(res["message"],
+                "0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated "
+                "taint {gpu: true}, 3 Insufficient cpu.");
+    }
+  }
+  EXPECT_TRUE(found);
+}
+
+TEST(Simulate, IgnoresOtherSchedulersUnlessAllPending) {
+  auto pods = [](const Run& r) {
+    std::string names;
+    for (const auto& res : nlohmann::json::parse(r.out)["results"]) names += res["pod"].get<std::string>() + " ";
+    return names;
+  };
+  Run mine = berth("simulate --cluster examples/cluster.yaml --output json");
+  Run all = berth("simulate --cluster examples/cluster.yaml --output json --all-pending");
+  ASSERT_EQ(mine.exitCode, 0) << mine.out;
+  ASSERT_EQ(all.exitCode, 0) << all.out;
+  EXPECT_EQ(pods(mine).find("default/other-scheduler"), std::string::npos);
+  EXPECT_NE(pods(all).find("default/other-scheduler"), std::string::npos);
+}
+
+TEST(Simulate, SameSeedSameResult) {
+  Run a = berth("simulate --cluster examples/cluster.yaml --output json --seed 7");
+  Run b = berth("simulate --cluster examples/cluster.yaml --output json --seed 7");
+  EXPECT_EQ(a.out, b.out);
+}
+
+TEST(Simulate, BadQuantityExitsTwoNamingObjectAndField) {
+  std::string path = writeTemp("bad-quantity.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web-1, namespace: default}
+spec:
+  schedulerName: berth
+  containers: [{name: c, resources: {requests: {cpu: abc}}}]
+)");
+  Run r = berth("simulate --cluster " + path);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find(
+                "pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity \"abc\""),
+            std::string::npos)
+      << r.out;
+}
+
+TEST(Simulate, MissingFileExitsTwo) {
+  Run r = berth("simulate --cluster /nonexistent/cluster.yaml");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find("/nonexistent/cluster.yaml"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, BrokenConfigExitsTwoNamingField) {
+  std::string path = writeTemp("bad-config.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: berth
+  plugins:
+    score:
+      enabled:
+      - name: NoSuchPlugin
+)");
+  Run r = berth("simulate --cluster examples/cluster.yaml --config " + path);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find("NoSuchPlugin"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("profiles[0].plugins.score.enabled[0]"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, UnknownFlagExitsTwo) {
+  Run r = berth("simulate --cluster examples/cluster.yaml --bogus");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find("unknown flag: --bogus"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, AcceptsKubectlJsonList) {
+  Run r = berth("simulate --cluster tests/testdata/kubectl-list.json --all-pending --output json");
+  EXPECT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_NO_THROW((void)nlohmann::json::parse(r.out));
+}
+
+TEST(Cli, VersionAndHelp) {
+  Run v = berth("version");
+  EXPECT_EQ(v.exitCode, 0);
+  EXPECT_EQ(v.out.rfind("berth v", 0), 0u) << v.out;
+  Run h = berth("--help");
+  EXPECT_EQ(h.exitCode, 0);
+  EXPECT_NE(h.out.find("simulate"), std::string::npos);
+  Run sh = berth("simulate --help");
+  EXPECT_EQ(sh.exitCode, 0);
+  EXPECT_NE(sh.out.find("--cluster string"), std::string::npos) << sh.out;
+  Run bad = berth("frobnicate");
+  EXPECT_EQ(bad.exitCode, 2);
+}
+
+}  // namespace

@@ -1,0 +1,920 @@
+#include "pkg/api/decode.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+// A pod as `kubectl get pod web-1 -o json` prints it, with fields berth ignores left in.
+constexpr std::string_view kPodJson = R"({
+  "apiVersion": "v1",
+  "kind": "Pod",
+  "metadata": {
+    "annotations": {"kubectl.kubernetes.io/restartedAt": "2024-05-01T09:00:00Z"},
+    "creationTimestamp": "2024-05-01T10:00:00Z",
+    "generateName": "web-",
+    "labels": {"app": "web", "pod-template-hash": "5d8f7c6b9"},
+    "managedFields": [{"apiVersion": "v1", "fieldsType": "FieldsV1",
+                       "fieldsV1": {"f:metadata": {"f:labels": {".": {}}}},
+                       "manager": "kube-controller-manager", "operation": "Update",
+                       "time": "2024-05-01T10:00:00Z"}],
+    "name": "web-1",
+    "namespace": "default",
+    "ownerReferences": [{"apiVersion": "apps/v1", "blockOwnerDeletion": true, "controller": true,
+                         "kind": "ReplicaSet", "name": "web-5d8f7c6b9",
+                         "uid": "6f1c0c8e-0000-4000-8000-000000000001"}],
+    "resourceVersion": "12345",
+    "uid": "0b7c3f4e-0000-4000-8000-000000000002"
+  },
+  "spec": {
+    "affinity": {
+      "nodeAffinity": {
+        "preferredDuringSchedulingIgnoredDuringExecution": [
+          {"preference": {"matchExpressions": [{"key": "disk", "operator": "In", "values": ["ssd"]}]},
+           "weight": 20}
+        ],
+        "requiredDuringSchedulingIgnoredDuringExecution": {
+          "nodeSelectorTerms": [
+            {"matchExpressions": [{"key": "kubernetes.io/arch", "operator": "In", "values": ["amd64", "arm64"]},
+                                  {"key": "gpu", "operator": "DoesNotExist"},
+                                  {"key": "cores", "operator": "Gt", "values": ["3"]}]},
+            {"matchFields": [{"key": "metadata.name", "operator": "NotIn", "values": ["n9"]}]}
+          ]
+        }
+      },
+      "podAntiAffinity": {"preferredDuringSchedulingIgnoredDuringExecution": []}
+    },
+    "containers": [
+      {"image": "nginx:1.25", "imagePullPolicy": "IfNotPresent", "name": "nginx",
+       "ports": [{"containerPort": 80, "name": "http", "protocol": "TCP"},
+                 {"containerPort": 53, "hostPort": 5353, "hostIP": "10.0.0.1", "protocol": "UDP"},
+                 {"containerPort": 8080}],
+       "resources": {"limits": {"cpu": "500m", "memory": "256Mi"},
+                     "requests": {"cpu": "100m", "memory": "128Mi", "example.com/foo": 2}},
+       "terminationMessagePath": "/dev/termination-log",
+       "volumeMounts": [{"mountPath": "/var/run/secrets/kubernetes.io/serviceaccount",
+                         "name": "kube-api-access-abcde", "readOnly": true}]}
+    ],
+    "dnsPolicy": "ClusterFirst",
+    "enableServiceLinks": true,
+    "initContainers": [
+      {"image": "busybox", "name": "init", "resources": {"requests": {"cpu": 0.25}}},
+      {"image": "envoy", "name": "proxy", "restartPolicy": "Always", "resources": {}}
+    ],
+    "nodeName": "",
+    "nodeSelector": {"kubernetes.io/os": "linux"},
+    "overhead": {"cpu": "10m"},
+    "preemptionPolicy": "PreemptLowerPriority",
+    "priority": 1000,
+    "priorityClassName": "high",
+    "restartPolicy": "Always",
+    "schedulerName": "berth",
+    "schedulingGates": [{"name": "example.com/quota"}],
+    "securityContext": {},
+    "serviceAccountName": "default",
+    "terminationGracePeriodSeconds": 30,
+    "tolerations": [
+      {"effect": "NoExecute", "key": "node.kubernetes.io/not-ready", "operator": "Exists",
+       "tolerationSeconds": 300},
+      {"key": "dedicated", "value": "web", "effect": "NoSchedule"},
+      {"operator": "Exists"}
+    ],
+    "volumes": [{"name": "kube-api-access-abcde", "projected": {"defaultMode": 420, "sources": []}}]
+  },
+  "status": {
+    "conditions": [
+      {"lastProbeTime": null, "lastTransitionTime": "2024-05-01T10:00:01Z",
+       "message": "0/3 nodes are available: 3 Insufficient cpu.", "reason": "Unschedulable",
+       "status": "False", "type": "PodScheduled"}
+    ],
+    "nominatedNodeName": "n2",
+    "phase": "Pending",
+    "qosClass": "Burstable"
+  }
+})";
+
+// The same pod as `kubectl get pod web-1 -o yaml` would write it (fewer of the ignored fields).
+constexpr std::string_view kPodYaml = R"(apiVersion: v1
+kind: Pod
+metadata:
+  annotations:
+    kubectl.kubernetes.io/restartedAt: "2024-05-01T09:00:00Z"
+  creationTimestamp: "2024-05-01T10:00:00Z"
+  generateName: web-
+  labels:
+    app: web
+    pod-template-hash: 5d8f7c6b9
+  name: web-1
+  namespace: default
+  ownerReferences:
+  - apiVersion: apps/v1
+    blockOwnerDeletion: true
+    controller: true
+    kind: ReplicaSet
+    name: web-5d8f7c6b9
+    uid: 6f1c0c8e-0000-4000-8000-000000000001
+  resourceVersion: "12345"
+  uid: 0b7c3f4e-0000-4000-8000-000000000002
+spec:
+  affinity:
+    nodeAffinity:
+      preferredDuringSchedulingIgnoredDuringExecution:
+      - preference:
+          matchExpressions:
+          - key: disk
+            operator: In
+            values:
+            - ssd
+        weight: 20
+      requiredDuringSchedulingIgnoredDuringExecution:
+        nodeSelectorTerms:
+        - matchExpressions:
+          - key: kubernetes.io/arch
+            operator: In
+            values:
+            - amd64
+            - arm64
+          - key: gpu
+            operator: DoesNotExist
+          - key: cores
+            operator: Gt
+            values:
+            - "3"
+        - matchFields:
+          - key: metadata.name
+            operator: NotIn
+            values:
+            - n9
+  containers:
+  - image: nginx:1.25
+    name: nginx
+    ports:
+    - containerPort: 80
+      name: http
+      protocol: TCP
+    - containerPort: 53
+      hostIP: 10.0.0.1
+      hostPort: 5353
+      protocol: UDP
+    - containerPort: 8080
+    resources:
+      limits:
+        cpu: 500m
+        memory: 256Mi
+      requests:
+        cpu: 100m
+        example.com/foo: 2
+        memory: 128Mi
+  initContainers:
+  - image: busybox
+    name: init
+    resources:
+      requests:
+        cpu: 0.25
+  - image: envoy
+    name: proxy
+    resources: {}
+    restartPolicy: Always
+  nodeName: ""
+  nodeSelector:
+    kubernetes.io/os: linux
+  overhead:
+    cpu: 10m
+  priority: 1000
+  priorityClassName: high
+  schedulerName: berth
+  schedulingGates:
+  - name: example.com/quota
+  tolerations:
+  - effect: NoExecute
+    key: node.kubernetes.io/not-ready
+    operator: Exists
+    tolerationSeconds: 300
+  - effect: NoSchedule
+    key: dedicated
+    value: web
+  - operator: Exists
+status:
+  conditions:
+  - lastProbeTime: null
+    lastTransitionTime: "2024-05-01T10:00:01Z"
+    message: '0/3 nodes are available: 3 Insufficient cpu.'
+    reason: Unschedulable
+    status: "False"
+    type: PodScheduled
+  nominatedNodeName: n2
+  phase: Pending
+  qosClass: Burstable
+)";
+
+constexpr std::string_view kNodeJson = R"({
+  "apiVersion": "v1",
+  "kind": "Node",
+  "metadata": {
+    "annotations": {"node.alpha.kubernetes.io/ttl": "0"},
+    "creationTimestamp": "2024-04-01T08:00:00Z",
+    "labels": {"kubernetes.io/hostname": "n1", "topology.kubernetes.io/zone": "z1"},
+    "name": "n1",
+    "resourceVersion": "777",
+    "uid": "11111111-0000-4000-8000-000000000003"
+  },
+  "spec": {
+    "podCIDR": "10.244.1.0/24",
+    "taints": [
+      {"effect": "NoSchedule", "key": "node-role.kubernetes.io/control-plane"},
+      {"effect": "PreferNoSchedule", "key": "dedicated", "value": "infra",
+       "timeAdded": "2024-04-01T08:00:00Z"}
+    ],
+    "unschedulable": true
+  },
+  "status": {
+    "addresses": [{"address": "10.0.0.11", "type": "InternalIP"}],
+    "allocatable": {"cpu": "3800m", "ephemeral-storage": "95551679124", "memory": "15225176Ki",
+                    "pods": "110"},
+    "capacity": {"cpu": "4", "ephemeral-storage": "103682364Ki", "memory": "16266932Ki",
+                 "pods": 110},
+    "conditions": [
+      {"lastHeartbeatTime": "2024-05-01T10:00:00Z", "lastTransitionTime": "2024-04-01T08:00:00Z",
+       "message": "kubelet is posting ready status", "reason": "KubeletReady", "status": "True",
+       "type": "Ready"}
+    ],
+    "images": [{"names": ["docker.io/library/nginx@sha256:abc", "docker.io/library/nginx:1.25"],
+                "sizeBytes": 70520324},
+               {"names": ["registry.k8s.io/pause:3.9"]}],
+    "nodeInfo": {"kubeletVersion": "v1.30.0"}
+  }
+})";
+
+resource::Quantity q(std::string_view text) {
+  auto parsed = resource::Quantity::parse(text);
+  EXPECT_TRUE(parsed.ok()) << text;
+  return parsed.ok() ? *parsed : resource::Quantity();
+}
+
+json parse(std::string_view text) {
+  auto docs = parseDocuments(text);
+  EXPECT_TRUE(docs.ok()) << docs.error().message;
+  EXPECT_EQ(docs.ok() ? docs->size() : 0u, 1u);
+  return docs.ok() && !docs->empty() ? (*docs)[0] : json();
+}
+
+void expectWebPod(const Pod& pod) {
+  const ObjectMeta& m = pod.metadata;
+  EXPECT_EQ(m.name, "web-1");
+  EXPECT_EQ(m.namespace_, "default");
+  EXPECT_EQ(m.uid, "0b7c3f4e-0000-4000-8000-000000000002");
+  EXPECT_EQ(m.resourceVersion, "12345");
+  EXPECT_EQ(m.labels, (StringMap{{"app", "web"}, {"pod-template-hash", "5d8f7c6b9"}}));
+  EXPECT_EQ(m.annotations,
+            (StringMap{{"kubectl.kubernetes.io/restartedAt", "2024-05-01T09:00:00Z"}}));
+  ASSERT_TRUE(m.creationTimestamp.has_value());
+  EXPECT_EQ(formatTimestamp(*m.creationTimestamp), "2024-05-01T10:00:00Z");
+  EXPECT_FALSE(m.deletionTimestamp.has_value());
+  ASSERT_EQ(m.ownerReferences.size(), 1u);
+  EXPECT_EQ(m.ownerReferences[0].apiVersion, "apps/v1");
+  EXPECT_EQ(m.ownerReferences[0].kind, "ReplicaSet");
+  EXPECT_EQ(m.ownerReferences[0].name, "web-5d8f7c6b9");
+  EXPECT_EQ(m.ownerReferences[0].uid, "6f1c0c8e-0000-4000-8000-000000000001");
+  EXPECT_TRUE(m.ownerReferences[0].controller);
+
+  const PodSpec& s = pod.spec;
+  EXPECT_EQ(s.schedulerName, "berth");
+  EXPECT_EQ(s.nodeName, "");
+  EXPECT_EQ(s.nodeSelector, (StringMap{{"kubernetes.io/os", "linux"}}));
+  ASSERT_TRUE(s.affinity.has_value());
+  ASSERT_TRUE(s.affinity->nodeAffinity.has_value());
+  const NodeAffinity& na = *s.affinity->nodeAffinity;
+  ASSERT_TRUE(na.requiredDuringSchedulingIgnoredDuringExecution.has_value());
+  const auto& terms = na.requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms;
+  ASSERT_EQ(terms.size(), 2u);
+  ASSERT_EQ(terms[0].matchExpressions.size(), 3u);
+  EXPECT_EQ(terms[0].matchExpressions[0].key, "kubernetes.io/arch");
+  EXPECT_EQ(terms[0].matchExpressions[0].op, NodeSelectorOperator::In);
+  EXPECT_EQ(terms[0].matchExpressions[0].values, (std::vector<std::string>{"amd64", "arm64"}));
+  EXPECT_EQ(terms[0].matchExpressions[1].op, NodeSelectorOperator::DoesNotExist);
+  EXPECT_TRUE(terms[0].matchExpressions[1].values.empty());
+  EXPECT_EQ(terms[0].matchExpressions[2].op, NodeSelectorOperator::Gt);
+  EXPECT_EQ(terms[0].matchExpressions[2].values, (std::vector<std::string>{"3"}));
+  EXPECT_TRUE(terms[0].matchFields.empty());
+  ASSERT_EQ(terms[1].matchFields.size(), 1u);
+  EXPECT_EQ(terms[1].matchFields[0].key, "metadata.name");
+  EXPECT_EQ(terms[1].matchFields[0].op, NodeSelectorOperator::NotIn);
+  ASSERT_EQ(na.preferredDuringSchedulingIgnoredDuringExecution.size(), 1u);
+  EXPECT_EQ(na.preferredDuringSchedulingIgnoredDuringExecution[0].weight, 20);
+  EXPECT_EQ(
+      na.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchExpressions[0].key,
+      "disk");
+
+  ASSERT_EQ(s.tolerations.size(), 3u);
+  EXPECT_EQ(s.tolerations[0].key, "node.kubernetes.io/not-ready");
+  EXPECT_EQ(s.tolerations[0].operator_, "Exists");
+  EXPECT_EQ(s.tolerations[0].effect, "NoExecute");
+  EXPECT_EQ(s.tolerations[0].tolerationSeconds, 300);
+  EXPECT_EQ(s.tolerations[1].operator_, "Equal");  // omitted operator means Equal
+  EXPECT_EQ(s.tolerations[1].value, "web");
+  EXPECT_EQ(s.tolerations[1].effect, "NoSchedule");
+  EXPECT_FALSE(s.tolerations[1].tolerationSeconds.has_value());
+  EXPECT_EQ(s.tolerations[2].key, "");
+  EXPECT_EQ(s.tolerations[2].operator_, "Exists");
+
+  EXPECT_EQ(s.priority, 1000);
+  EXPECT_EQ(s.priorityClassName, "high");
+  EXPECT_FALSE(s.hostNetwork);
+  EXPECT_EQ(s.schedulingGates, (std::vector<std::string>{"example.com/quota"}));
+  EXPECT_EQ(s.overhead, (ResourceList{{"cpu", q("10m")}}));
+
+  ASSERT_EQ(s.containers.size(), 1u);
+  const Container& c = s.containers[0];
+  EXPECT_EQ(c.name, "nginx");
+  EXPECT_EQ(c.image, "nginx:1.25");
+  EXPECT_EQ(
+      c.resources.requests,
+      (ResourceList{{"cpu", q("100m")}, {"memory", q("128Mi")}, {"example.com/foo", q("2")}}));
+  EXPECT_EQ(c.resources.limits, (ResourceList{{"cpu", q("500m")}, {"memory", q("256Mi")}}));
+  EXPECT_EQ(c.restartPolicy, "");
+  ASSERT_EQ(c.ports.size(), 3u);
+  EXPECT_EQ(c.ports[0].name, "http");
+  EXPECT_EQ(c.ports[0].containerPort, 80);
+  EXPECT_EQ(c.ports[0].hostPort, 0);
+  EXPECT_EQ(c.ports[0].protocol, "TCP");
+  EXPECT_EQ(c.ports[1].containerPort, 53);
+  EXPECT_EQ(c.ports[1].hostPort, 5353);
+  EXPECT_EQ(c.ports[1].hostIP, "10.0.0.1");
+  EXPECT_EQ(c.ports[1].protocol, "UDP");
+  EXPECT_EQ(c.ports[2].protocol, "TCP");  // defaulted as the API server does
+
+  ASSERT_EQ(s.initContainers.size(), 2u);
+  EXPECT_EQ(s.initContainers[0].name, "init");
+  EXPECT_EQ(s.initContainers[0].resources.requests, (ResourceList{{"cpu", q("0.25")}}));
+  EXPECT_EQ(s.initContainers[1].restartPolicy, "Always");
+
+  const PodStatus& st = pod.status;
+  EXPECT_EQ(st.phase, "Pending");
+  EXPECT_EQ(st.nominatedNodeName, "n2");
+  ASSERT_EQ(st.conditions.size(), 1u);
+  EXPECT_EQ(st.conditions[0].type, "PodScheduled");
+  EXPECT_EQ(st.conditions[0].status, "False");
+  EXPECT_EQ(st.conditions[0].reason, "Unschedulable");
+  EXPECT_EQ(st.conditions[0].message, "0/3 nodes are available: 3 Insufficient cpu.");
+  ASSERT_TRUE(st.conditions[0].lastTransitionTime.has_value());
+  EXPECT_EQ(formatTimestamp(*st.conditions[0].lastTransitionTime), "2024-05-01T10:00:01Z");
+}
+
+void expectNodeN1(const Node& node) {
+  EXPECT_EQ(node.metadata.name, "n1");
+  EXPECT_EQ(node.metadata.namespace_, "");
+  EXPECT_EQ(node.metadata.labels.at("topology.kubernetes.io/zone"), "z1");
+  EXPECT_TRUE(node.spec.unschedulable);
+  ASSERT_EQ(node.spec.taints.size(), 2u);
+  EXPECT_EQ(node.spec.taints[0].key, "node-role.kubernetes.io/control-plane");
+  EXPECT_EQ(node.spec.taints[0].value, "");
+  EXPECT_EQ(node.spec.taints[0].effect, "NoSchedule");
+  EXPECT_EQ(node.spec.taints[1].value, "infra");
+  EXPECT_EQ(node.spec.taints[1].effect, "PreferNoSchedule");
+  EXPECT_EQ(node.status.capacity.at("cpu"), q("4"));
+  EXPECT_EQ(node.status.capacity.at("pods"), q("110"));
+  EXPECT_EQ(node.status.capacity.at("memory"), q("16266932Ki"));
+  EXPECT_EQ(node.status.allocatable.at("cpu"), q("3800m"));
+  EXPECT_EQ(node.status.allocatable.size(), 4u);
+  ASSERT_EQ(node.status.conditions.size(), 1u);
+  EXPECT_EQ(node.status.conditions[0].type, "Ready");
+  EXPECT_EQ(node.status.conditions[0].status, "True");
+  EXPECT_EQ(node.status.conditions[0].reason, "KubeletReady");
+  EXPECT_EQ(node.status.conditions[0].message, "kubelet is posting ready status");
+  ASSERT_EQ(node.status.images.size(), 2u);
+  EXPECT_EQ(node.status.images[0].names.size(), 2u);
+  EXPECT_EQ(node.status.images[0].sizeBytes, 70520324);
+  EXPECT_EQ(node.status.images[1].sizeBytes, 0);
+}
+
+TEST(Unit, DecodePodReadsKubectlJson) {
+  auto pod = decodePod(parse(kPodJson));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  expectWebPod(*pod);
+}
+
+TEST(Unit, DecodePodReadsKubectlYaml) {
+  auto pod = decodePod(parse(kPodYaml));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  expectWebPod(*pod);
+}
+
+TEST(Unit, DecodeNodeReadsKubectlJson) {
+  auto node = decodeNode(parse(kNodeJson));
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  expectNodeN1(*node);
+}
+
+TEST(Unit, DecodeNodeReadsKubectlYaml) {
+  const char* yaml = R"(apiVersion: v1
+kind: Node
+metadata:
+  annotations:
+    node.alpha.kubernetes.io/ttl: "0"
+  creationTimestamp: "2024-04-01T08:00:00Z"
+  labels:
+    kubernetes.io/hostname: n1
+    topology.kubernetes.io/zone: z1
+  name: n1
+  resourceVersion: "777"
+  uid: 11111111-0000-4000-8000-000000000003
+spec:
+  podCIDR: 10.244.1.0/24
+  taints:
+  - effect: NoSchedule
+    key: node-role.kubernetes.io/control-plane
+  - effect: PreferNoSchedule
+    key: dedicated
+    timeAdded: "2024-04-01T08:00:00Z"
+    value: infra
+  unschedulable: true
+status:
+  allocatable:
+    cpu: 3800m
+    ephemeral-storage: "95551679124"
+    memory: 15225176Ki
+    pods: "110"
+  capacity:
+    cpu: "4"
+    ephemeral-storage: 103682364Ki
+    memory: 16266932Ki
+    pods: 110
+  conditions:
+  - lastHeartbeatTime: "2024-05-01T10:00:00Z"
+    message: kubelet is posting ready status
+    reason: KubeletReady
+    status: "True"
+    type: Ready
+  images:
+  - names:
+    - docker.io/library/nginx@sha256:abc
+    - docker.io/library/nginx:1.25
+    sizeBytes: 70520324
+  - names:
+    - registry.k8s.io/pause:3.9
+)";
+  auto node = decodeNode(parse(yaml));
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  expectNodeN1(*node);
+}
+
+TEST(Unit, DecodeTreatsNullAsAbsent) {
+  const char* text = R"({"metadata": {"name": "p", "namespace": null, "labels": {"a": null},
+    "creationTimestamp": null, "ownerReferences": null},
+    "spec": {"nodeName": null, "affinity": null, "priority": null, "tolerations": [null],
+             "containers": [{"name": "c", "resources": {"requests": {"cpu": null}},
+                             "ports": [{"containerPort": 1, "protocol": null}]}, null],
+             "hostNetwork": null, "schedulingGates": null, "overhead": null},
+    "status": null})";
+  auto pod = decodePod(parse(text));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  EXPECT_EQ(pod->metadata.namespace_, "");
+  EXPECT_EQ(pod->metadata.labels, (StringMap{{"a", ""}}));  // as Go fills a map entry
+  EXPECT_FALSE(pod->metadata.creationTimestamp.has_value());
+  EXPECT_FALSE(pod->spec.affinity.has_value());
+  EXPECT_FALSE(pod->spec.priority.has_value());
+  ASSERT_EQ(pod->spec.tolerations.size(), 1u);
+  EXPECT_EQ(pod->spec.tolerations[0].operator_, "Equal");
+  ASSERT_EQ(pod->spec.containers.size(), 2u);
+  EXPECT_TRUE(pod->spec.containers[0].resources.requests.at("cpu").isZero());
+  EXPECT_EQ(pod->spec.containers[0].ports[0].protocol, "TCP");
+  EXPECT_EQ(pod->spec.containers[1].name, "");
+  EXPECT_EQ(pod->status.phase, "");
+}
+
+TEST(Unit, DecodeRejectsMalformedObjectsNamingObjectAndField) {
+  struct Case {
+    std::string_view name;
+    std::string_view text;  // JSON or YAML
+    bool node;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {"bad quantity",
+       R"({"metadata": {"name": "web-1", "namespace": "default"},
+           "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]}})",
+       false,
+       R"(pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "abc")"},
+      {"bad quantity in YAML",
+       "metadata: {name: web-1, namespace: default}\nspec:\n  containers:\n  - name: c\n"
+       "    resources: {limits: {cpu: abc}}\n",
+       false,
+       R"(pod default/web-1: spec.containers[0].resources.limits.cpu: invalid quantity "abc")"},
+      {"quantity of the wrong type",
+       R"({"metadata": {"name": "x", "namespace": "default"},
+           "spec": {"overhead": {"cpu": true}}})",
+       false,
+       "pod default/x: spec.overhead.cpu: expected quantity (string or number), got boolean"},
+      {"label value is a number",
+       R"({"metadata": {"name": "x", "namespace": "default", "labels": {"zone": 1}}})", false,
+       "pod default/x: metadata.labels.zone: expected string, got number"},
+      {"unquoted YAML boolean label",
+       "metadata:\n  name: x\n  namespace: default\n  labels:\n    enabled: yes\n", false,
+       "pod default/x: metadata.labels.enabled: expected string, got boolean"},
+      {"labels not a map", R"({"metadata": {"name": "x", "namespace": "ns", "labels": ["a"]}})",
+       false, "pod ns/x: metadata.labels: expected object, got array"},
+      {"name not a string", R"({"metadata": {"name": 7, "namespace": "default"}})", false,
+       "pod <unknown>: metadata.name: expected string, got number"},
+      {"metadata not an object", R"({"metadata": "x"})", false,
+       "pod <unknown>: metadata: expected object, got string"},
+      {"pod not an object", "[1]", false, "pod <unknown>: expected object, got array"},
+      {"pod without namespace", R"({"metadata": {"name": "x"}, "spec": {"hostNetwork": "yes"}})",
+       false, "pod x: spec.hostNetwork: expected boolean, got string"},
+      {"bad creation timestamp",
+       R"({"metadata": {"name": "x", "namespace": "default", "creationTimestamp": "yesterday"}})",
+       false,
+       R"(pod default/x: metadata.creationTimestamp: invalid RFC 3339 time "yesterday": want the form 2006-01-02T15:04:05Z07:00)"},
+      {"timestamp not a string",
+       R"({"metadata": {"name": "x", "namespace": "d", "deletionTimestamp": 1714557600}})", false,
+       "pod d/x: metadata.deletionTimestamp: expected string, got number"},
+      {"condition timestamp",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "status": {"conditions": [{"type": "Ready"}, {"lastTransitionTime": "2024-02-30T00:00:00Z"}]}})",
+       false,
+       R"(pod d/x: status.conditions[1].lastTransitionTime: invalid RFC 3339 time "2024-02-30T00:00:00Z": day out of range)"},
+      {"unknown node selector operator",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"affinity": {"nodeAffinity": {
+           "requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+             {"matchExpressions": [{"key": "a", "operator": "In", "values": ["b"]},
+                                   {"key": "a", "operator": "Matches"}]}]}}}}})",
+       false,
+       R"(pod d/x: spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms[0].matchExpressions[1].operator: Invalid value: "Matches": not a valid selector operator)"},
+      {"missing node selector operator",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"affinity": {"nodeAffinity": {
+           "preferredDuringSchedulingIgnoredDuringExecution": [
+             {"weight": 1, "preference": {"matchFields": [{"key": "metadata.name"}]}}]}}}})",
+       false,
+       R"(pod d/x: spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].preference.matchFields[0].operator: Invalid value: "": not a valid selector operator)"},
+      {"weight is a float",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"affinity": {"nodeAffinity": {
+           "preferredDuringSchedulingIgnoredDuringExecution": [{"weight": 1.5}]}}}})",
+       false,
+       "pod d/x: "
+       "spec.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0].weight: "
+       "expected int32, got number 1.5"},
+      {"port out of int32 range",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "spec": {"containers": [{"name": "c", "ports": [{"containerPort": 4294967296}]}]}})",
+       false,
+       "pod d/x: spec.containers[0].ports[0].containerPort: expected int32, got number 4294967296"},
+      {"port given as a string",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "spec": {"initContainers": [{"name": "c", "ports": [{"containerPort": "80"}]}]}})",
+       false, "pod d/x: spec.initContainers[0].ports[0].containerPort: expected int32, got string"},
+      {"integral float is still not an int",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"priority": 10.0}})", false,
+       "pod d/x: spec.priority: expected int32, got number 10.0"},
+      {"toleration seconds",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "spec": {"tolerations": [{"operator": "Exists", "tolerationSeconds": "300"}]}})",
+       false, "pod d/x: spec.tolerations[0].tolerationSeconds: expected int64, got string"},
+      {"toleration operator",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "spec": {"tolerations": [{"key": "k", "operator": "Equals"}]}})",
+       false,
+       R"(pod d/x: spec.tolerations[0].operator: Unsupported value: "Equals": supported values: "Equal", "Exists")"},
+      {"toleration effect",
+       R"({"metadata": {"name": "x", "namespace": "d"},
+           "spec": {"tolerations": [{"key": "k", "effect": "NoScheduleNow"}]}})",
+       false,
+       R"(pod d/x: spec.tolerations[0].effect: Unsupported value: "NoScheduleNow": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")"},
+      {"containers not a list",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"containers": {"name": "c"}}})",
+       false, "pod d/x: spec.containers: expected array, got object"},
+      {"scheduling gate",
+       R"({"metadata": {"name": "x", "namespace": "d"}, "spec": {"schedulingGates": ["g"]}})",
+       false, "pod d/x: spec.schedulingGates[0]: expected object, got string"},
+      {"owner reference controller",
+       R"({"metadata": {"name": "x", "namespace": "d", "ownerReferences": [{"controller": "true"}]}})",
+       false, "pod d/x: metadata.ownerReferences[0].controller: expected boolean, got string"},
+      {"node taint effect",
+       R"({"metadata": {"name": "n1"}, "spec": {"taints": [
+           {"key": "a", "effect": "NoSchedule"}, {"key": "b", "effect": "NoExecute"},
+           {"key": "c", "effect": "Sometimes"}]}})",
+       true,
+       R"(node n1: spec.taints[2].effect: Unsupported value: "Sometimes": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")"},
+      {"node taint without effect",
+       R"({"metadata": {"name": "n1"}, "spec": {"taints": [{"key": "a"}]}})", true,
+       "node n1: spec.taints[0].effect: Required value"},
+      {"node capacity",
+       R"({"metadata": {"name": "n1"}, "status": {"capacity": {"memory": "1Gb"}}})", true,
+       R"(node n1: status.capacity.memory: invalid quantity "1Gb")"},
+      {"node image size",
+       R"({"metadata": {"name": "n1"}, "status": {"images": [{"sizeBytes": -1.5}]}})", true,
+       "node n1: status.images[0].sizeBytes: expected int64, got number -1.5"},
+      {"node image names",
+       R"({"metadata": {"name": "n1"}, "status": {"images": [{"names": [1]}]}})", true,
+       "node n1: status.images[0].names[0]: expected string, got number"},
+      {"node unschedulable", "metadata:\n  name: n1\nspec:\n  unschedulable: 1\n", true,
+       "node n1: spec.unschedulable: expected boolean, got number"},
+      {"node without a name", R"({"spec": {"unschedulable": "no"}})", true,
+       "node <unknown>: spec.unschedulable: expected boolean, got string"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    const json j = parse(c.text);
+    const util::Error err = c.node ? decodeNode(j).error() : decodePod(j).error();
+    EXPECT_EQ(err.message, c.message);
+    EXPECT_EQ(err.code, util::ErrorCode::InvalidArgument);
+  }
+}
+
+TEST(Unit, QuantitiesMayBeJsonNumbers) {
+  struct Case {
+    std::string_view json_value;
+    std::string_view same_as;
+  };
+  const Case cases[] = {
+      {"2", "2"}, {"0.5", "500m"}, {"\" 100m \"", "100m"}, {"1e3", "1e3"}, {"-1", "-1"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.json_value);
+    const json j = json::parse(R"({"metadata": {"name": "n"}, "status": {"capacity": {"cpu": )" +
+                               std::string(c.json_value) + "}}}");
+    auto node = decodeNode(j);
+    ASSERT_TRUE(node.ok()) << node.error().message;
+    EXPECT_EQ(node->status.capacity.at("cpu"), q(c.same_as));
+  }
+}
+
+TEST(Unit, EncodeWritesWhatTheApiServerWrites) {
+  auto pod = decodePod(parse(kPodJson));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const json j = encodePod(*pod);
+  EXPECT_EQ(j["apiVersion"], "v1");
+  EXPECT_EQ(j["kind"], "Pod");
+  EXPECT_EQ(j["metadata"]["creationTimestamp"], "2024-05-01T10:00:00Z");
+  EXPECT_FALSE(j["metadata"].contains("deletionTimestamp"));
+  EXPECT_EQ(j["spec"]["containers"][0]["resources"]["requests"]["cpu"], q("100m").toString());
+  EXPECT_FALSE(j["spec"].contains("nodeName"));  // empty strings are omitted
+  EXPECT_FALSE(j["spec"].contains("hostNetwork"));
+  EXPECT_EQ(j["spec"]["initContainers"][1]["resources"], json::object());  // always written
+  EXPECT_EQ(j["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"]
+             ["nodeSelectorTerms"][0]["matchExpressions"][1],
+            (json{{"key", "gpu"}, {"operator", "DoesNotExist"}}));
+  EXPECT_EQ(j["spec"]["schedulingGates"], (json::array({{{"name", "example.com/quota"}}})));
+  EXPECT_EQ(j["spec"]["tolerations"][0]["tolerationSeconds"], 300);
+  EXPECT_EQ(j["spec"]["containers"][0]["ports"][2],
+            (json{{"containerPort", 8080}, {"protocol", "TCP"}}));
+  EXPECT_EQ(j["status"]["conditions"][0]["lastTransitionTime"], "2024-05-01T10:00:01Z");
+
+  const json empty = encodePod(Pod{});
+  EXPECT_EQ(empty, (json{{"apiVersion", "v1"},
+                         {"kind", "Pod"},
+                         {"metadata", json::object()},
+                         {"spec", {{"containers", json::array()}}},
+                         {"status", json::object()}}));
+  EXPECT_EQ(encodeNode(Node{}), (json{{"apiVersion", "v1"},
+                                      {"kind", "Node"},
+                                      {"metadata", json::object()},
+                                      {"spec", json::object()},
+                                      {"status", json::object()}}));
+}
+
+TEST(Unit, EncodeDecodeRoundTrips) {
+  auto pod = decodePod(parse(kPodJson));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const json once = encodePod(*pod);
+  auto again = decodePod(once);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  expectWebPod(*again);
+  EXPECT_EQ(encodePod(*again), once);
+  // Through text too, as a file written by berth would be read back.
+  auto from_text = decodePod(parse(once.dump(2)));
+  ASSERT_TRUE(from_text.ok()) << from_text.error().message;
+  EXPECT_EQ(encodePod(*from_text), once);
+
+  auto node = decodeNode(parse(kNodeJson));
+  ASSERT_TRUE(node.ok()) << node.error().message;
+  const json node_once = encodeNode(*node);
+  auto node_again = decodeNode(node_once);
+  ASSERT_TRUE(node_again.ok()) << node_again.error().message;
+  expectNodeN1(*node_again);
+  EXPECT_EQ(encodeNode(*node_again), node_once);
+
+  // Values the realistic pod does not exercise.
+  Pod p;
+  p.metadata.name = "p";
+  p.metadata.deletionTimestamp = Timestamp{1714557600'000'000};
+  p.spec.hostNetwork = true;
+  p.spec.priority = -5;
+  p.spec.affinity = Affinity{};
+  p.spec.affinity->nodeAffinity = NodeAffinity{};
+  p.spec.affinity->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution = NodeSelector{};
+  Container c;
+  c.name = "c";
+  p.spec.containers.push_back(c);
+  Toleration everything;
+  everything.operator_ = "Exists";
+  p.spec.tolerations.push_back(everything);
+  p.status.reason = "OutOfcpu";
+  p.status.message = "Node didn't have enough resource: cpu";
+  const json pj = encodePod(p);
+  auto back = decodePod(pj);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(encodePod(*back), pj);
+  EXPECT_EQ(back->metadata.deletionTimestamp, p.metadata.deletionTimestamp);
+  EXPECT_TRUE(back->spec.hostNetwork);
+  EXPECT_EQ(back->spec.priority, -5);
+  ASSERT_TRUE(back->spec.affinity->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution);
+  EXPECT_TRUE(back->spec.affinity->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution
+                  ->nodeSelectorTerms.empty());
+  EXPECT_EQ(back->status.reason, "OutOfcpu");
+}
+
+// --- decodeObjects -------------------------------------------------------------------------------
+
+std::vector<std::string> podKeys(const ObjectSet& set) {
+  std::vector<std::string> keys;
+  for (const PodPtr& p : set.pods) {
+    keys.push_back(podKey(*p));
+  }
+  return keys;
+}
+
+std::vector<std::string> nodeNames(const ObjectSet& set) {
+  std::vector<std::string> names;
+  for (const NodePtr& n : set.nodes) {
+    names.push_back(n->metadata.name);
+  }
+  return names;
+}
+
+TEST(Unit, DecodeObjectsReadsListsStreamsAndSingleObjects) {
+  struct Case {
+    std::string_view name;
+    std::string text;
+    std::vector<std::string> nodes;
+    std::vector<std::string> pods;
+    std::vector<std::string> skipped;
+  };
+  const std::string pod_a =
+      R"({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "a", "namespace": "default"}})";
+  const std::string node_1 = R"({"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"}})";
+  const Case cases[] = {
+      {"single pod JSON", std::string(kPodJson), {}, {"default/web-1"}, {}},
+      {"single pod YAML", std::string(kPodYaml), {}, {"default/web-1"}, {}},
+      {"single node", std::string(kNodeJson), {"n1"}, {}, {}},
+      {"kind List",
+       R"({"apiVersion": "v1", "kind": "List", "metadata": {"resourceVersion": ""}, "items": [)" +
+           node_1 + "," + pod_a +
+           R"(, {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "svc", "namespace": "default"}},
+              {"apiVersion": "example.com/v1", "kind": "Pod", "metadata": {"name": "fake", "namespace": "x"}},
+              null]})",
+       {"n1"},
+       {"default/a"},
+       {"Service default/svc", "Pod.example.com/v1 x/fake"}},
+      {"PodList items without kind",
+       R"({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": [
+           {"metadata": {"name": "a", "namespace": "ns1"}},
+           {"metadata": {"name": "b", "namespace": "ns2"}}]})",
+       {},
+       {"ns1/a", "ns2/b"},
+       {}},
+      {"NodeList items without kind",
+       R"({"kind": "NodeList", "items": [{"metadata": {"name": "n1"}}, {"metadata": {"name": "n2"}}]})",
+       {"n1", "n2"},
+       {},
+       {}},
+      {"empty List", R"({"kind": "List", "items": []})", {}, {}, {}},
+      {"List with null items", R"({"kind": "List", "items": null})", {}, {}, {}},
+      {"YAML stream with a List inside",
+       "apiVersion: v1\nkind: Node\nmetadata:\n  name: n1\n---\n---\n"
+       "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Pod\n  metadata:\n"
+       "    name: a\n    namespace: default\n- kind: ConfigMap\n  metadata:\n    name: cm\n"
+       "    namespace: kube-system\n---\nkind: Namespace\nmetadata:\n  name: prod\n",
+       {"n1"},
+       {"default/a"},
+       {"ConfigMap kube-system/cm", "Namespace prod"}},
+      {"JSON array of objects", "[" + pod_a + "," + node_1 + "]", {"n1"}, {"default/a"}, {}},
+      {"nothing", "", {}, {}, {}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto set = decodeObjects(c.text);
+    ASSERT_TRUE(set.ok()) << set.error().message;
+    EXPECT_EQ(nodeNames(*set), c.nodes);
+    EXPECT_EQ(podKeys(*set), c.pods);
+    EXPECT_EQ(set->skipped, c.skipped);
+  }
+}
+
+TEST(Unit, DecodeObjectsFailsOnTheFirstBadObject) {
+  struct Case {
+    std::string_view name;
+    std::string_view text;
+    std::string_view message;
+  };
+  const Case cases[] = {
+      {"bad pod in a List",
+       R"({"kind": "List", "items": [
+           {"kind": "Pod", "metadata": {"name": "ok", "namespace": "d"}},
+           {"kind": "Pod", "metadata": {"name": "web-1", "namespace": "default"},
+            "spec": {"containers": [{"name": "c", "resources": {"requests": {"cpu": "abc"}}}]}}]})",
+       R"(pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "abc")"},
+      {"bad node in a stream",
+       "kind: Node\nmetadata: {name: n0}\n---\nkind: Node\nmetadata: {name: n1}\n"
+       "spec:\n  taints:\n  - {key: a, effect: NoSchedule}\n  - {key: b, effect: NoSchedule}\n"
+       "  - {key: c, effect: Never}\n",
+       R"(node n1: spec.taints[2].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")"},
+      {"item without kind", R"({"kind": "List", "items": [{"metadata": {"name": "x"}}]})",
+       "items[0]: object has no kind"},
+      {"document without kind", "metadata: {name: x}\n---\nkind: Pod\n",
+       "document 1: object has no kind"},
+      {"kind not a string", R"({"kind": 5})", "kind: expected string, got number"},
+      {"item not an object", R"({"kind": "List", "items": [{"kind": "Node"}, "n2"]})",
+       "items[1]: expected object, got string"},
+      {"items not a list", R"({"kind": "List", "items": {"a": 1}})",
+       "items: expected array, got object"},
+      {"scalar document", "just text\n", "expected object, got string"},
+      {"malformed text", "{\"kind\": \"Pod\",",
+       "invalid JSON: parse error at line 1, column 16: "
+       "syntax error while parsing object key - unexpected end of input; expected string literal"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    auto set = decodeObjects(c.text);
+    ASSERT_FALSE(set.ok());
+    EXPECT_EQ(set.error().message, c.message);
+    EXPECT_EQ(set.error().code, util::ErrorCode::InvalidArgument);
+  }
+}
+
+// The repository root, found from this file's path so the test runs from any directory.
+std::string testdataPath(std::string_view name) {
+  std::string file = __FILE__;
+  const size_t at = file.rfind("tests/unit/api/");
+  const std::string root = at == std::string::npos ? "" : file.substr(0, at);
+  return root + "tests/testdata/" + std::string(name);
+}
+
+TEST(Unit, DecodeObjectsReadsKubectlGetNodesPodsOutput) {
+  std::ifstream in(testdataPath("kubectl-list.json"));
+  ASSERT_TRUE(in) << testdataPath("kubectl-list.json");
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  auto set = decodeObjects(buffer.str());
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(nodeNames(*set),
+            (std::vector<std::string>{"kind-control-plane", "kind-worker", "kind-worker2"}));
+  // kubectl lists pods by namespace, then name.
+  EXPECT_EQ(podKeys(*set),
+            (std::vector<std::string>{"default/batch-runner-xk2p9", "default/web-5d8f7c6b9-abcde",
+                                      "default/web-5d8f7c6b9-fghij",
+                                      "kube-system/coredns-7db6d8ff4d-4zxvq",
+                                      "kube-system/kube-proxy-8n2xl"}));
+  EXPECT_TRUE(set->skipped.empty());
+
+  const Node& cp = *set->nodes[0];
+  ASSERT_EQ(cp.spec.taints.size(), 1u);
+  EXPECT_EQ(cp.spec.taints[0].key, "node-role.kubernetes.io/control-plane");
+  EXPECT_EQ(cp.status.allocatable.at("cpu"), q("4"));
+  EXPECT_EQ(cp.status.allocatable.at("pods"), q("110"));
+  const Node& w2 = *set->nodes[2];
+  EXPECT_TRUE(w2.spec.unschedulable);
+  EXPECT_EQ(w2.status.conditions.size(), 5u);
+
+  const Pod& web = *set->pods[1];
+  EXPECT_EQ(web.spec.nodeName, "kind-worker");
+  EXPECT_EQ(web.spec.schedulerName, "default-scheduler");
+  EXPECT_EQ(web.status.phase, "Running");
+  EXPECT_EQ(web.spec.containers[0].resources.requests.at("cpu"), q("100m"));
+  EXPECT_EQ(web.spec.tolerations.size(), 2u);
+  ASSERT_TRUE(web.metadata.creationTimestamp.has_value());
+
+  const Pod& batch = *set->pods[0];
+  EXPECT_EQ(batch.spec.schedulerName, "berth");
+  EXPECT_EQ(batch.spec.nodeName, "");
+  EXPECT_EQ(batch.status.phase, "Pending");
+  EXPECT_EQ(batch.status.nominatedNodeName, "kind-worker2");
+  EXPECT_EQ(batch.spec.initContainers.size(), 2u);
+  EXPECT_EQ(batch.spec.initContainers[1].restartPolicy, "Always");
+  EXPECT_EQ(batch.spec.schedulingGates, (std::vector<std::string>{}));
+
+  const Pod& coredns = *set->pods[3];
+  EXPECT_EQ(coredns.spec.priority, 2000000000);
+  EXPECT_EQ(coredns.spec.priorityClassName, "system-cluster-critical");
+
+  const Pod& proxy = *set->pods[4];
+  EXPECT_TRUE(proxy.spec.hostNetwork);
+  const auto& fields =
+      proxy.spec.affinity->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution
+          ->nodeSelectorTerms[0]
+          .matchFields;
+  ASSERT_EQ(fields.size(), 1u);
+  EXPECT_EQ(fields[0].values, (std::vector<std::string>{"kind-worker"}));
+  ASSERT_TRUE(proxy.metadata.deletionTimestamp.has_value());
+  EXPECT_EQ(formatTimestamp(*proxy.metadata.deletionTimestamp), "2024-05-02T08:15:30Z");
+}
+
+}  // namespace
+}  // namespace berth::api

@@ -1,0 +1,293 @@
+// GenericScheduler: upstream's schedulePod / findNodesThatFitPod / numFeasibleNodesToFind /
+// selectHost (pkg/scheduler/schedule_one.go) over real plugins and a real Snapshot.
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pkg/algorithm/generic_scheduler.h"
+#include "tests/support/builders.h"
+
+namespace berth::algorithm {
+namespace {
+
+using framework::Code;
+using test::MakeNode;
+using test::MakePod;
+using test::plugin;
+using test::profileWith;
+
+TEST(GenericScheduler, NumFeasibleNodesToFind) {
+  struct Case {
+    int32_t percentage;
+    size_t numAllNodes;
+    size_t want;
+  };
+  const Case cases[] = {
+      {0, 0, 0},        {0, 50, 50},      {0, 99, 99},       {0, 100, 100},
+      {0, 500, 230},    // adaptive: 50 - 500/125 = 46%
+      {0, 1000, 420},   // 42%
+      {0, 5000, 500},   // 10%
+      {0, 6000, 300},   // 50 - 48 = 2%, raised to the 5% floor
+      {0, 10000, 500},  // 5%
+      {100, 5000, 5000}, {100, 50, 50},   {100, 1, 1},
+      {10, 5000, 500},  {10, 500, 100},   // 50 found, raised to the 100-node minimum
+      {50, 50, 50},     {50, 200, 100},   {1, 150, 100},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(std::to_string(c.percentage) + "% of " + std::to_string(c.numAllNodes));
+    EXPECT_EQ(GenericScheduler::numFeasibleNodesToFind(c.percentage, c.numAllNodes), c.want);
+  }
+}
+
+struct Cluster {
+  std::vector<api::NodePtr> nodes;
+  std::vector<api::PodPtr> pods;
+};
+
+Cluster plainNodes(int n) {
+  Cluster c;
+  for (int i = 0; i < n; ++i) {
+    c.nodes.push_back(MakeNode()
+                          .name("n" + std::to_string(i))
+                          .allocatable({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
+                          .obj());
+  }
+  return c;
+}
+
+class GenericSchedulerTest : public ::testing::Test {
+ protected:
+  ScheduleOutcome schedule(GenericScheduler& sched, const framework::runtime::Framework& fw,
+                           const framework::Snapshot& snap, const api::PodPtr& pod) {
+    framework::CycleState state;
+    framework::PodInfo info(pod);
+    return sched.schedulePod(fw, state, info, snap);
+  }
+  util::Parallelizer par_{1};
+};
+
+TEST_F(GenericSchedulerTest, NoNodes) {
+  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+  GenericScheduler sched(par_, 1, 100);
+  framework::Snapshot empty;
+  auto out = schedule(sched, *fw, empty, MakePod().name("p").obj());
+  EXPECT_EQ(out.status.code(), Code::UnschedulableAndUnresolvable);
+  EXPECT_EQ(out.status.message(), "no nodes available to schedule pods");
+  EXPECT_FALSE(out.fitError.has_value());
+  EXPECT_TRUE(out.node.empty());
+}
+
+TEST_F(GenericSchedulerTest, TiesAreBrokenUniformlyAndDeterministicallyForASeed) {
+  // TaintToleration scores every untainted node 100: four nodes always tie.
+  auto fw = test::mustMakeFramework(profileWith({plugin("TaintToleration", 3)}));
+  auto cluster = plainNodes(4);
+  auto snap = test::makeSnapshot(cluster.nodes);
+  auto pod = MakePod().name("p").obj();
+
+  auto picks = [&](uint64_t seed, int n) {
+    GenericScheduler sched(par_, seed, 100);
+    std::vector<std::string> out;
+    for (int i = 0; i < n; ++i) {
+      auto o = schedule(sched, *fw, snap, pod);
+      EXPECT_TRUE(o.status.isSuccess()) << o.status.message();
+      EXPECT_EQ(o.scores.totals, (std::vector<int64_t>{300, 300, 300, 300}));
+      out.push_back(o.node);
+    }
+    return out;
+  };
+  const auto a = picks(42, 4000);
+  EXPECT_EQ(a, picks(42, 4000)) << "same seed, same choices";
+  EXPECT_NE(a, picks(43, 4000)) << "another seed, other choices";
+
+  std::map<std::string, int> counts;
+  for (const auto& n : a) counts[n]++;
+  ASSERT_EQ(counts.size(), 4u);
+  for (const auto& [node, count] : counts) {
+    SCOPED_TRACE(node);
+    EXPECT_GT(count, 850);  // expected 1000 each; 850..1150 is > 9 standard deviations wide
+    EXPECT_LT(count, 1150);
+  }
+}
+
+TEST_F(GenericSchedulerTest, HighestTotalWins) {
+  auto fw = test::mustMakeFramework(profileWith({plugin("NodeAffinity", 2)}));
+  auto cluster = plainNodes(3);
+  cluster.nodes[2] = MakeNode().name("n2").label("disk", "ssd").obj();
+  auto snap = test::makeSnapshot(cluster.nodes);
+  GenericScheduler sched(par_, 7, 100);
+  auto pod = MakePod().name("p").preferredNodeAffinity(5, "disk", api::NodeSelectorOperator::In,
+                                                       {"ssd"}).obj();
+  for (int i = 0; i < 20; ++i) {
+    auto out = schedule(sched, *fw, snap, pod);
+    ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+    EXPECT_EQ(out.node, "n2");
+    EXPECT_EQ(out.scores.totals, (std::vector<int64_t>{0, 0, 200}));
+  }
+}
+
+TEST_F(GenericSchedulerTest, SingleFeasibleNodeSkipsScoring) {
+  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+  auto cluster = plainNodes(3);
+  cluster.nodes[0] = MakeNode().name("n0").unschedulable().obj();
+  cluster.nodes[2] = MakeNode().name("n2").taint("k", "v", "NoSchedule").obj();
+  auto snap = test::makeSnapshot(cluster.nodes);
+  GenericScheduler sched(par_, 1, 100);
+  auto out = schedule(sched, *fw, snap, MakePod().name("p").obj());
+  ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+  EXPECT_EQ(out.node, "n1");
+  EXPECT_EQ(out.evaluatedNodes, 3);
+  ASSERT_EQ(out.feasible.size(), 1u);
+  EXPECT_TRUE(out.scores.plugins.empty());
+  EXPECT_TRUE(out.scores.totals.empty());
+  EXPECT_EQ(out.diagnosis.nodeToStatus.size(), 2u);
+}
+
+TEST_F(GenericSchedulerTest, PreFilterNarrowingLeavesOtherNodesUnevaluated) {
+  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+  auto cluster = plainNodes(4);
+  cluster.nodes[1] = MakeNode().name("n1").unschedulable().obj();
+  auto snap = test::makeSnapshot(cluster.nodes);
+  GenericScheduler sched(par_, 1, 100);
+  {
+    SCOPED_TRACE("only the named node, and it is cordoned");
+    auto out = schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"n1"}).obj());
+    ASSERT_TRUE(out.fitError.has_value());
+    EXPECT_EQ(out.evaluatedNodes, 1);
+    EXPECT_EQ(out.fitError->message(),
+              "0/4 nodes are available: 1 node(s) were unschedulable, "
+              "3 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+    EXPECT_TRUE(out.fitError->diagnosis.unschedulablePlugins.contains("NodeAffinity"));
+    EXPECT_TRUE(out.fitError->diagnosis.unschedulablePlugins.contains("NodeUnschedulable"));
+  }
+  {
+    SCOPED_TRACE("two named nodes: the choice is among them");
+    for (int i = 0; i < 10; ++i) {
+      auto out = schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"n2"}).orTerm().matchFieldsName({"n3"}).obj());
+      ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+      EXPECT_TRUE(out.node == "n2" || out.node == "n3") << out.node;
+      EXPECT_EQ(out.evaluatedNodes, 2);
+    }
+  }
+  {
+    SCOPED_TRACE("a name that is not in the cluster");
+    auto out = schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"ghost"}).obj());
+    ASSERT_TRUE(out.fitError.has_value());
+    EXPECT_EQ(out.fitError->message(),
+              "0/4 nodes are available: 4 node(s) didn't satisfy plugin(s) [NodeAffinity].");
+  }
+  {
+    SCOPED_TRACE("conflicting names in one term: PreFilter rejects the pod outright");
+    auto out =
+        schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"n2"}).matchFieldsName({"n3"}).obj());
+    ASSERT_TRUE(out.fitError.has_value());
+    EXPECT_EQ(out.evaluatedNodes, 0);
+    EXPECT_EQ(out.fitError->diagnosis.preFilterMsg, "pod affinity terms conflict");
+    EXPECT_EQ(out.fitError->message(), "0/4 nodes are available: pod affinity terms conflict.");
+  }
+}
+
+TEST_F(GenericSchedulerTest, NominatedNodeIsTriedFirst) {
+  auto fw = test::mustMakeFramework(profileWith({plugin("NodeUnschedulable"),
+                                                 plugin("NodeAffinity", 2)}));
+  std::vector<api::NodePtr> nodes = {
+      MakeNode().name("best").label("disk", "ssd").obj(),
+      MakeNode().name("other").obj(),
+      MakeNode().name("cordoned").unschedulable().obj(),
+  };
+  auto snap = test::makeSnapshot(nodes);
+  GenericScheduler sched(par_, 1, 100);
+  auto base = MakePod().name("p").preferredNodeAffinity(10, "disk", api::NodeSelectorOperator::In,
+                                                        {"ssd"});
+  {
+    SCOPED_TRACE("feasible nominated node wins without scoring");
+    auto out = schedule(sched, *fw, snap, test::PodWrapper(base).nominatedNode("other").obj());
+    ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+    EXPECT_EQ(out.node, "other");
+    EXPECT_EQ(out.evaluatedNodes, 1);
+    EXPECT_TRUE(out.scores.totals.empty());
+  }
+  {
+    SCOPED_TRACE("infeasible nominated node: the normal search");
+    auto out = schedule(sched, *fw, snap, test::PodWrapper(base).nominatedNode("cordoned").obj());
+    ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+    EXPECT_EQ(out.node, "best");
+    EXPECT_EQ(out.evaluatedNodes, 3);
+  }
+  {
+    SCOPED_TRACE("nominated node that no longer exists");
+    auto out = schedule(sched, *fw, snap, test::PodWrapper(base).nominatedNode("gone").obj());
+    ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+    EXPECT_EQ(out.node, "best");
+  }
+}
+
+TEST_F(GenericSchedulerTest, StopsAfterEnoughFeasibleNodesAndRotatesTheStart) {
+  auto fw = test::mustMakeFramework(profileWith({plugin("TaintToleration")}));
+  auto cluster = plainNodes(300);
+  auto snap = test::makeSnapshot(cluster.nodes);
+  GenericScheduler sched(par_, 1, /*percentageOfNodesToScore=*/50);  // 150 of 300
+  auto pod = MakePod().name("p").obj();
+
+  auto first = schedule(sched, *fw, snap, pod);
+  ASSERT_TRUE(first.status.isSuccess());
+  EXPECT_EQ(first.evaluatedNodes, 150);
+  ASSERT_EQ(first.feasible.size(), 150u);
+  EXPECT_EQ(first.feasible.front()->name(), "n0");
+
+  auto second = schedule(sched, *fw, snap, pod);
+  EXPECT_EQ(second.evaluatedNodes, 150);
+  EXPECT_EQ(second.feasible.front()->name(), "n150");
+
+  auto third = schedule(sched, *fw, snap, pod);
+  EXPECT_EQ(third.feasible.front()->name(), "n0");
+}
+
+TEST_F(GenericSchedulerTest, ProfilePercentageOverridesGlobal) {
+  auto profile = profileWith({plugin("TaintToleration")});
+  profile.percentageOfNodesToScore = 100;
+  auto fw = test::mustMakeFramework(profile);
+  auto snap = test::makeSnapshot(plainNodes(300).nodes);
+  GenericScheduler sched(par_, 1, /*global=*/10);
+  auto out = schedule(sched, *fw, snap, MakePod().name("p").obj());
+  EXPECT_EQ(out.evaluatedNodes, 300);
+}
+
+TEST_F(GenericSchedulerTest, WithoutScorePluginsOneFeasibleNodeIsEnough) {
+  auto fw = test::mustMakeFramework(profileWith({plugin("NodeUnschedulable"), plugin("NodeName")}));
+  auto cluster = plainNodes(5);
+  cluster.nodes[0] = MakeNode().name("n0").unschedulable().obj();
+  auto snap = test::makeSnapshot(cluster.nodes);
+  GenericScheduler sched(par_, 1, 100);
+  auto out = schedule(sched, *fw, snap, MakePod().name("p").obj());
+  ASSERT_TRUE(out.status.isSuccess());
+  EXPECT_EQ(out.node, "n1");
+  EXPECT_EQ(out.evaluatedNodes, 2);  // n0 rejected, n1 feasible, then stop
+}
+
+TEST_F(GenericSchedulerTest, ParallelFilteringGivesTheSameDiagnosis) {
+  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+  Cluster c;
+  for (int i = 0; i < 500; ++i) {
+    auto n = MakeNode().name("n" + std::to_string(i)).allocatable({{"cpu", "1"}, {"pods", "10"}});
+    if (i % 3 == 0) n.unschedulable();
+    if (i % 3 == 1) n.taint("gpu", "true", "NoSchedule");
+    c.nodes.push_back(n.obj());
+  }
+  auto snap = test::makeSnapshot(c.nodes);
+  util::Parallelizer four(4);
+  GenericScheduler sched(four, 1, 100);
+  framework::CycleState state;
+  framework::PodInfo info(MakePod().name("p").req({{"cpu", "2"}}).obj());
+  auto out = sched.schedulePod(*fw, state, info, snap);
+  ASSERT_TRUE(out.fitError.has_value());
+  EXPECT_EQ(out.evaluatedNodes, 500);
+  EXPECT_EQ(out.fitError->message(),
+            "0/500 nodes are available: 166 Insufficient cpu, "
+            "167 node(s) had untolerated taint {gpu: true}, 167 node(s) were unschedulable.");
+}
+
+}  // namespace
+}  // namespace berth::algorithm

@@ -1,0 +1,193 @@
+// NodeInfo accounting (requested, non-zero requested, ports, generation), HostPortInfo conflicts
+// (upstream's HostPortInfo tests in types_test.go) and Snapshot construction.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "pkg/framework/node_info.h"
+#include "pkg/framework/pod_info.h"
+#include "pkg/framework/snapshot.h"
+#include "tests/support/builders.h"
+
+namespace berth::framework {
+namespace {
+
+using test::MakeNode;
+using test::MakePod;
+
+constexpr int64_t kMi = int64_t{1} << 20;
+
+TEST(PodInfo, PrecomputesRequestsAndHostPorts) {
+  PodInfo info(MakePod()
+                   .name("p")
+                   .req({{"cpu", "200m"}})
+                   .hostPort(80)
+                   .hostPort(53, "UDP", "10.0.0.1")
+                   .initHostPort(/*sidecar=*/true, 9000)
+                   .initHostPort(/*sidecar=*/false, 9001)
+                   .obj());
+  EXPECT_EQ(info.requests.milliCPU, 200);
+  EXPECT_EQ(info.requests.memory, 0);
+  // Scoring defaults the sidecar (100m/200Mi) and the container's memory; the regular init step
+  // (its own defaults plus the sidecar's) is smaller than the steady state.
+  EXPECT_EQ(info.nonZeroRequests.milliCPU, 300);
+  EXPECT_EQ(info.nonZeroRequests.memory, 400 * kMi);
+  // Regular init containers' ports are released before the pod runs; sidecars keep theirs.
+  std::vector<HostPort> want = {{"0.0.0.0", "TCP", 9000},
+                                {"0.0.0.0", "TCP", 80},
+                                {"10.0.0.1", "UDP", 53}};
+  EXPECT_EQ(info.hostPorts, want);
+}
+
+TEST(NodeInfo, AddAndRemovePodKeepsSumsAndBumpsGeneration) {
+  NodeInfo n(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
+                 .obj());
+  EXPECT_EQ(n.name(), "n1");
+  EXPECT_EQ(n.allocatable().milliCPU, 4000);
+  EXPECT_EQ(n.allocatable().allowedPodNumber, 110);
+  const int64_t g0 = n.generation();
+
+  auto a = makePodInfo(MakePod().name("a").uid("ua").req({{"cpu", "500m"}, {"memory", "1Gi"}})
+                           .hostPort(8080).obj());
+  auto b = makePodInfo(MakePod().name("b").uid("ub").req({}).obj());
+  n.addPod(a);
+  const int64_t g1 = n.generation();
+  EXPECT_GT(g1, g0);
+  n.addPod(b);
+  const int64_t g2 = n.generation();
+  EXPECT_GT(g2, g1);
+
+  EXPECT_EQ(n.pods().size(), 2u);
+  EXPECT_EQ(n.requested().milliCPU, 500);
+  EXPECT_EQ(n.requested().memory, int64_t{1} << 30);
+  // The requestless pod counts as 100m / 200Mi for scoring only.
+  EXPECT_EQ(n.nonZeroRequested().milliCPU, 600);
+  EXPECT_EQ(n.nonZeroRequested().memory, (int64_t{1} << 30) + 200 * kMi);
+  EXPECT_TRUE(n.usedPorts().conflicts({"0.0.0.0", "TCP", 8080}));
+
+  EXPECT_TRUE(n.removePod(*a->pod));
+  EXPECT_GT(n.generation(), g2);
+  EXPECT_EQ(n.pods().size(), 1u);
+  EXPECT_EQ(n.requested().milliCPU, 0);
+  EXPECT_EQ(n.nonZeroRequested().milliCPU, 100);
+  EXPECT_FALSE(n.usedPorts().conflicts({"0.0.0.0", "TCP", 8080}));
+  EXPECT_TRUE(n.usedPorts().empty());
+
+  const int64_t g3 = n.generation();
+  EXPECT_FALSE(n.removePod(*a->pod));  // already gone
+  EXPECT_EQ(n.generation(), g3);
+  EXPECT_TRUE(n.removePod(*b->pod));
+  EXPECT_TRUE(n.pods().empty());
+  EXPECT_EQ(n.nonZeroRequested().milliCPU, 0);
+  EXPECT_EQ(n.nonZeroRequested().memory, 0);
+}
+
+TEST(NodeInfo, RemovePodMatchesByUidElseByNamespacedName) {
+  NodeInfo n(MakeNode().name("n1").obj());
+  n.addPod(makePodInfo(MakePod().name("web").ns("a").req({{"cpu", "1"}}).obj()));
+  n.addPod(makePodInfo(MakePod().name("web").ns("b").req({{"cpu", "2"}}).obj()));
+  n.addPod(makePodInfo(MakePod().name("db").ns("a").uid("u1").req({{"cpu", "4"}}).obj()));
+
+  EXPECT_FALSE(n.removePod(*MakePod().name("web").ns("c").obj()));
+  EXPECT_TRUE(n.removePod(*MakePod().name("web").ns("b").obj()));
+  EXPECT_EQ(n.requested().milliCPU, 5000);
+  // A different uid is a different pod, even with the same name.
+  EXPECT_FALSE(n.removePod(*MakePod().name("db").ns("a").uid("u2").obj()));
+  EXPECT_TRUE(n.removePod(*MakePod().name("other").uid("u1").obj()));
+  EXPECT_EQ(n.requested().milliCPU, 1000);
+}
+
+TEST(NodeInfo, SetNodeRefreshesAllocatableAndGeneration) {
+  NodeInfo n;
+  EXPECT_EQ(n.node(), nullptr);
+  EXPECT_EQ(n.name(), "");
+  n.addPod(makePodInfo(MakePod().name("p").req({{"cpu", "1"}}).obj()));
+  const int64_t g = n.generation();
+  n.setNode(MakeNode().name("late").allocatable({{"cpu", "2"}}).obj());
+  EXPECT_GT(n.generation(), g);
+  EXPECT_EQ(n.name(), "late");
+  EXPECT_EQ(n.allocatable().milliCPU, 2000);
+  EXPECT_EQ(n.requested().milliCPU, 1000);  // pods stay
+}
+
+TEST(NodeInfo, GenerationsAreUniqueAcrossNodes) {
+  NodeInfo a(MakeNode().name("a").obj());
+  NodeInfo b(MakeNode().name("b").obj());
+  EXPECT_NE(a.generation(), b.generation());
+}
+
+TEST(HostPortInfo, ConflictsLikeUpstream) {
+  struct Case {
+    const char* name;
+    std::vector<HostPort> used;
+    HostPort asked;
+    bool conflict;
+  };
+  const Case cases[] = {
+      {"nothing used", {}, {"127.0.0.1", "TCP", 80}, false},
+      {"same ip, protocol and port", {{"127.0.0.1", "TCP", 80}}, {"127.0.0.1", "TCP", 80}, true},
+      {"other port", {{"127.0.0.1", "TCP", 80}}, {"127.0.0.1", "TCP", 81}, false},
+      {"other protocol", {{"127.0.0.1", "TCP", 80}}, {"127.0.0.1", "UDP", 80}, false},
+      {"other ip", {{"127.0.0.1", "TCP", 80}}, {"127.0.0.2", "TCP", 80}, false},
+      {"0.0.0.0 asked conflicts with a specific ip",
+       {{"127.0.0.1", "TCP", 80}},
+       {"0.0.0.0", "TCP", 80},
+       true},
+      {"a specific ip conflicts with 0.0.0.0 in use",
+       {{"0.0.0.0", "TCP", 80}},
+       {"10.1.2.3", "TCP", 80},
+       true},
+      {"0.0.0.0 in use, other protocol", {{"0.0.0.0", "TCP", 80}}, {"10.1.2.3", "SCTP", 80}, false},
+      {"both 0.0.0.0", {{"0.0.0.0", "UDP", 53}}, {"0.0.0.0", "UDP", 53}, true},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.name);
+    HostPortInfo info;
+    for (const auto& p : c.used) info.add(p);
+    EXPECT_EQ(info.conflicts(c.asked), c.conflict);
+  }
+}
+
+TEST(HostPortInfo, RemoveReleasesOneHolder) {
+  HostPortInfo info;
+  info.add({"127.0.0.1", "TCP", 80});
+  info.add({"127.0.0.1", "TCP", 80});
+  info.remove({"127.0.0.1", "TCP", 80});
+  EXPECT_TRUE(info.conflicts({"127.0.0.1", "TCP", 80}));
+  info.remove({"127.0.0.1", "TCP", 80});
+  EXPECT_FALSE(info.conflicts({"127.0.0.1", "TCP", 80}));
+  EXPECT_TRUE(info.empty());
+  info.remove({"127.0.0.1", "TCP", 80});  // removing what is absent is harmless
+  EXPECT_TRUE(info.empty());
+}
+
+TEST(Snapshot, BuildPlacesBoundPodsAndReportsOrphans) {
+  auto n1 = MakeNode().name("n1").obj();
+  auto n2 = MakeNode().name("n2").obj();
+  std::vector<PodInfoPtr> pods = {
+      makePodInfo(MakePod().name("a").node("n2").req({{"cpu", "1"}}).obj()),
+      makePodInfo(MakePod().name("b").node("gone").obj()),
+      makePodInfo(MakePod().name("c").node("n2").req({{"cpu", "2"}}).obj()),
+  };
+  std::vector<PodInfoPtr> orphans;
+  Snapshot s = Snapshot::build({n1, n2}, pods, &orphans);
+  ASSERT_EQ(s.numNodes(), 2u);
+  EXPECT_EQ(s.nodeInfos()[0]->name(), "n1");
+  EXPECT_EQ(s.nodeInfos()[1]->name(), "n2");
+  EXPECT_EQ(s.get("n2")->pods().size(), 2u);
+  EXPECT_EQ(s.get("n2")->requested().milliCPU, 3000);
+  EXPECT_TRUE(s.get("n1")->pods().empty());
+  EXPECT_EQ(s.get("missing"), nullptr);
+  ASSERT_EQ(orphans.size(), 1u);
+  EXPECT_EQ(orphans[0]->pod->metadata.name, "b");
+
+  // Adding a NodeInfo with an existing name replaces it in place.
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n1").label("new", "yes").obj()));
+  EXPECT_EQ(s.numNodes(), 2u);
+  EXPECT_EQ(s.nodeInfos()[0]->node()->metadata.labels.at("new"), "yes");
+}
+
+}  // namespace
+}  // namespace berth::framework

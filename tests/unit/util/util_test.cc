@@ -1,0 +1,51 @@
+#include <atomic>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "pkg/util/parallel.h"
+#include "pkg/util/result.h"
+
+namespace berth::util {
+namespace {
+
+TEST(Parallelizer, CoversEveryIndexExactlyOnce) {
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE(threads);
+    Parallelizer p(threads);
+    for (size_t n : {0u, 1u, 63u, 64u, 1000u, 5000u}) {
+      std::vector<std::atomic<int>> hits(n);
+      p.forEachChunk(n, [&](size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) hits[i]++;
+      });
+      for (size_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(Parallelizer, RunsManyJobsBackToBack) {
+  Parallelizer p(2);
+  std::atomic<size_t> total{0};
+  for (int job = 0; job < 500; ++job) {
+    p.forEachChunk(200, [&](size_t begin, size_t end) { total += end - begin; });
+  }
+  EXPECT_EQ(total.load(), 500u * 200u);
+}
+
+TEST(Result, HoldsValueOrError) {
+  Result<int> ok = 5;
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(*ok, 5);
+  Result<int> bad = invalidArgument("nope");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code, ErrorCode::InvalidArgument);
+  EXPECT_EQ(bad.error().wrap("pod default/x").message, "pod default/x: nope");
+  Result<void> v;
+  EXPECT_TRUE(v.ok());
+  Result<void> e = Error{ErrorCode::Unavailable, "later"};
+  EXPECT_FALSE(e.ok());
+  EXPECT_EQ(errorCodeName(e.error().code), "Unavailable");
+}
+
+}  // namespace
+}  // namespace berth::util
