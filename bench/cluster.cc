@@ -187,8 +187,8 @@ api::PodPtr Generator::daemonPod(const api::Node& node, int i) {
   return p;
 }
 
-// Node selectors and required affinity (30%), tolerations (20%), preferred affinity (10%), GPUs (1%,
-// inside the first two) and host ports (2%).
+// Node selectors and required affinity (30%), tolerations (20%), preferred affinity (10%),
+// GPUs (1%, inside the first two) and host ports (2%).
 void Generator::addConstraints(api::Pod& pod) {
   auto& spec = pod.spec;
   auto& c = spec.containers.front();
@@ -232,7 +232,8 @@ void Generator::addConstraints(api::Pod& pod) {
           spec.nodeSelector["kubernetes.io/arch"] = "amd64";
           break;
         case 2:
-          required({{{{std::string(kTypeLabel), Op::In, {"m5.2xlarge", "m5.4xlarge", "c5.4xlarge"}}},
+          required({{{{std::string(kTypeLabel), Op::In,
+                       {"m5.2xlarge", "m5.4xlarge", "c5.4xlarge"}}},
                      {}}});
           break;
         case 3:
@@ -255,7 +256,8 @@ void Generator::addConstraints(api::Pod& pod) {
   if (uniform() < 0.10) {
     if (!spec.affinity) spec.affinity = api::Affinity{api::NodeAffinity{}};
     spec.affinity->nodeAffinity->preferredDuringSchedulingIgnoredDuringExecution.push_back(
-        {1 + pick(100), {{{std::string(kZoneLabel), api::NodeSelectorOperator::In, {zone()}}}, {}}});
+        {1 + pick(100),
+         {{{std::string(kZoneLabel), api::NodeSelectorOperator::In, {zone()}}}, {}}});
   }
   if (uniform() < 0.02) {
     static constexpr std::array<int32_t, 3> kPorts = {8080, 8443, 9000};

@@ -1,6 +1,7 @@
 #pragma once
-// A generated cluster for the scheduling benchmark: nodes with varied labels, taints and sizes, pods
-// already bound to them, and pending pods with varied requests, selectors, affinity and tolerations.
+// A generated cluster for the scheduling benchmark: nodes with varied labels, taints and sizes,
+// pods already bound to them, and pending pods with varied requests, selectors, affinity and
+// tolerations.
 // The same spec and seed always give the same objects.
 
 #include <cstdint>

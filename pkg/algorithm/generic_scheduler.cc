@@ -122,8 +122,9 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
     const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
     size_t numAllNodes, framework::Diagnosis& diagnosis, Status& error) {
   const size_t n = nodes.size();
-  size_t want = numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_),
-                                       numAllNodes);
+  // Like upstream, "enough" is measured against the nodes PreFilter left, the rotation against all.
+  size_t want =
+      numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_), n);
   if (!fw.hasScorePlugins()) want = 1;
 
   // Nodes are visited from a rotating start so that, when not every node is evaluated, each cycle

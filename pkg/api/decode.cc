@@ -862,6 +862,8 @@ util::Result<ObjectSet> decodeObjects(std::string_view text) {
     return docs.error();
   }
   ObjectSet out;
+  // Structural errors name the document (counting non-empty ones) and item; errors inside a pod or
+  // node name the object instead, which is easier to find in a large file.
   const bool many = docs->size() > 1;
   for (size_t d = 0; d < docs->size(); ++d) {
     const json& doc = (*docs)[d];

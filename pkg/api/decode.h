@@ -1,13 +1,16 @@
 #pragma once
 // Decoding Kubernetes objects from JSON and YAML exactly as kube-apiserver and kubectl write them.
-// Unknown fields are ignored; a malformed value is an error that names the object and the field path:
+// Unknown fields are ignored; a malformed value is an error naming the object and the field path:
 //   pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity "abc"
+// As with Go's decoder, null means absent, int fields take only integer literals in range, and
+// quantities may be strings or numbers. Two API server defaults are applied (a port's protocol is
+// TCP, an empty toleration operator is Equal) and the enum values the scheduler switches on are
+// checked as validation would (node selector and toleration operators, taint effects).
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pkg/api/types.h"
 #include "pkg/util/result.h"
@@ -23,15 +26,16 @@ nlohmann::json encodeNode(const Node& node);
 
 // RFC 3339 ("2024-05-01T10:00:00Z", with optional fraction and offset) to and from Timestamp.
 util::Result<Timestamp> parseTimestamp(std::string_view text);
-std::string formatTimestamp(Timestamp t);             // seconds: metav1.Time
-std::string formatMicroTimestamp(Timestamp t);        // microseconds: metav1.MicroTime
+std::string formatTimestamp(Timestamp t);       // seconds: metav1.Time
+std::string formatMicroTimestamp(Timestamp t);  // microseconds: metav1.MicroTime
 
 // Parses JSON or YAML text (a single document or a multi-document YAML stream) into JSON values.
 // YAML scalars are typed as sigs.k8s.io/yaml does (plain 2 is a number, "2" a string, true a bool).
 util::Result<std::vector<nlohmann::json>> parseDocuments(std::string_view text);
 
-// The nodes and pods in a file written by `kubectl get nodes,pods -A -o json|yaml`: a kind: List with
-// items, a multi-document stream, or a single object. Objects of other kinds are counted in `skipped`.
+// The nodes and pods in a file written by `kubectl get nodes,pods -A -o json|yaml`: a kind: List
+// (or PodList, NodeList...) with items, a multi-document stream, or a single object. Objects of
+// other kinds are listed in `skipped`. The first object that fails to decode fails the whole file.
 struct ObjectSet {
   std::vector<NodePtr> nodes;
   std::vector<PodPtr> pods;

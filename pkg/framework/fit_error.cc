@@ -32,7 +32,7 @@ std::string FitError::message() const {
       if (!joined.empty()) joined += ", ";
       joined += p;
     }
-    out += " " + joined + ".";
+    if (!joined.empty()) out += " " + joined + ".";
   }
   if (!diagnosis.postFilterMsg.empty()) out += " " + diagnosis.postFilterMsg;
   return out;

@@ -1,6 +1,6 @@
 #pragma once
-// Test builders in the style of upstream's pkg/scheduler/testing/wrappers.go, and a small harness that
-// runs a profile's plugins through the real runtime over a real Snapshot:
+// Test builders in the style of upstream's pkg/scheduler/testing/wrappers.go, and a small harness
+// that runs a profile's plugins through the real runtime over a real Snapshot:
 //
 //   auto pod = MakePod().name("web").req({{"cpu", "100m"}}).toleration("gpu", "Exists", "", "")
 //                  .obj();
@@ -121,8 +121,8 @@ config::Profile profileWith(std::vector<config::PluginRef> multiPoint);
 config::PluginRef plugin(std::string_view name, int32_t weight = 0);
 
 // Builds the profile from plugins::makeInTreeRegistry().
-util::Result<framework::runtime::FrameworkPtr> makeFramework(const config::Profile& profile,
-                                                             framework::PodBinder* binder = nullptr);
+util::Result<framework::runtime::FrameworkPtr> makeFramework(
+    const config::Profile& profile, framework::PodBinder* binder = nullptr);
 // Same, but throws std::invalid_argument with the error message if the profile is invalid.
 framework::runtime::FrameworkPtr mustMakeFramework(const config::Profile& profile,
                                                    framework::PodBinder* binder = nullptr);

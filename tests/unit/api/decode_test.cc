@@ -396,25 +396,25 @@ void expectNodeN1(const Node& node) {
   EXPECT_EQ(node.status.images[1].sizeBytes, 0);
 }
 
-TEST(Unit, DecodePodReadsKubectlJson) {
+TEST(Decode, DecodePodReadsKubectlJson) {
   auto pod = decodePod(parse(kPodJson));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   expectWebPod(*pod);
 }
 
-TEST(Unit, DecodePodReadsKubectlYaml) {
+TEST(Decode, DecodePodReadsKubectlYaml) {
   auto pod = decodePod(parse(kPodYaml));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   expectWebPod(*pod);
 }
 
-TEST(Unit, DecodeNodeReadsKubectlJson) {
+TEST(Decode, DecodeNodeReadsKubectlJson) {
   auto node = decodeNode(parse(kNodeJson));
   ASSERT_TRUE(node.ok()) << node.error().message;
   expectNodeN1(*node);
 }
 
-TEST(Unit, DecodeNodeReadsKubectlYaml) {
+TEST(Decode, DecodeNodeReadsKubectlYaml) {
   const char* yaml = R"(apiVersion: v1
 kind: Node
 metadata:
@@ -467,7 +467,7 @@ status:
   expectNodeN1(*node);
 }
 
-TEST(Unit, DecodeTreatsNullAsAbsent) {
+TEST(Decode, DecodeTreatsNullAsAbsent) {
   const char* text = R"({"metadata": {"name": "p", "namespace": null, "labels": {"a": null},
     "creationTimestamp": null, "ownerReferences": null},
     "spec": {"nodeName": null, "affinity": null, "priority": null, "tolerations": [null],
@@ -491,7 +491,7 @@ TEST(Unit, DecodeTreatsNullAsAbsent) {
   EXPECT_EQ(pod->status.phase, "");
 }
 
-TEST(Unit, DecodeRejectsMalformedObjectsNamingObjectAndField) {
+TEST(Decode, DecodeRejectsMalformedObjectsNamingObjectAndField) {
   struct Case {
     std::string_view name;
     std::string_view text;  // JSON or YAML
@@ -628,7 +628,7 @@ TEST(Unit, DecodeRejectsMalformedObjectsNamingObjectAndField) {
   }
 }
 
-TEST(Unit, QuantitiesMayBeJsonNumbers) {
+TEST(Decode, QuantitiesMayBeJsonNumbers) {
   struct Case {
     std::string_view json_value;
     std::string_view same_as;
@@ -646,7 +646,7 @@ TEST(Unit, QuantitiesMayBeJsonNumbers) {
   }
 }
 
-TEST(Unit, EncodeWritesWhatTheApiServerWrites) {
+TEST(Decode, EncodeWritesWhatTheApiServerWrites) {
   auto pod = decodePod(parse(kPodJson));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   const json j = encodePod(*pod);
@@ -680,7 +680,7 @@ TEST(Unit, EncodeWritesWhatTheApiServerWrites) {
                                       {"status", json::object()}}));
 }
 
-TEST(Unit, EncodeDecodeRoundTrips) {
+TEST(Decode, EncodeDecodeRoundTrips) {
   auto pod = decodePod(parse(kPodJson));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   const json once = encodePod(*pod);
@@ -749,7 +749,7 @@ std::vector<std::string> nodeNames(const ObjectSet& set) {
   return names;
 }
 
-TEST(Unit, DecodeObjectsReadsListsStreamsAndSingleObjects) {
+TEST(Decode, DecodeObjectsReadsListsStreamsAndSingleObjects) {
   struct Case {
     std::string_view name;
     std::string text;
@@ -808,7 +808,7 @@ TEST(Unit, DecodeObjectsReadsListsStreamsAndSingleObjects) {
   }
 }
 
-TEST(Unit, DecodeObjectsFailsOnTheFirstBadObject) {
+TEST(Decode, DecodeObjectsFailsOnTheFirstBadObject) {
   struct Case {
     std::string_view name;
     std::string_view text;
@@ -857,7 +857,7 @@ std::string testdataPath(std::string_view name) {
   return root + "tests/testdata/" + std::string(name);
 }
 
-TEST(Unit, DecodeObjectsReadsKubectlGetNodesPodsOutput) {
+TEST(Decode, DecodeObjectsReadsKubectlGetNodesPodsOutput) {
   std::ifstream in(testdataPath("kubectl-list.json"));
   ASSERT_TRUE(in) << testdataPath("kubectl-list.json");
   std::stringstream buffer;

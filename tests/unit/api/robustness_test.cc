@@ -103,7 +103,7 @@ void expectAnswer(std::string_view text) {
   }
 }
 
-TEST(Unit, SamplesUsedForRobustnessDecode) {
+TEST(DecodeRobustness, SamplesUsedForRobustnessDecode) {
   for (std::string_view text : {kPodJson, kPodYaml}) {
     auto set = decodeObjects(text);
     ASSERT_TRUE(set.ok()) << set.error().message;
@@ -112,7 +112,7 @@ TEST(Unit, SamplesUsedForRobustnessDecode) {
   }
 }
 
-TEST(Unit, EveryTruncationDecodesOrFails) {
+TEST(DecodeRobustness, EveryTruncationDecodesOrFails) {
   for (std::string_view text : {kPodJson, kPodYaml}) {
     for (size_t n = 0; n <= text.size(); ++n) {
       expectAnswer(text.substr(0, n));
@@ -139,7 +139,7 @@ class Rng {
   uint64_t state_;
 };
 
-TEST(Unit, RandomByteMutationsDecodeOrFail) {
+TEST(DecodeRobustness, RandomByteMutationsDecodeOrFail) {
   // Bytes that matter to the grammars, plus arbitrary ones.
   constexpr std::string_view kInteresting =
       "{}[]\":,-.0123456789eE+ \n\t#&*!|>'~\\nulltruefalse\x80\xff";

@@ -11,7 +11,7 @@ namespace {
 
 constexpr int64_t kSecond = 1'000'000;
 
-TEST(Unit, ParseTimestampAcceptsRfc3339) {
+TEST(Timestamp, ParseTimestampAcceptsRfc3339) {
   struct Case {
     std::string_view text;
     int64_t micros;
@@ -43,7 +43,7 @@ TEST(Unit, ParseTimestampAcceptsRfc3339) {
   }
 }
 
-TEST(Unit, ParseTimestampRejectsMalformedText) {
+TEST(Timestamp, ParseTimestampRejectsMalformedText) {
   struct Case {
     std::string_view text;
     std::string_view message;
@@ -91,7 +91,7 @@ TEST(Unit, ParseTimestampRejectsMalformedText) {
   }
 }
 
-TEST(Unit, FormatTimestampWritesUtcSeconds) {
+TEST(Timestamp, FormatTimestampWritesUtcSeconds) {
   struct Case {
     int64_t micros;
     std::string_view seconds;
@@ -117,7 +117,7 @@ TEST(Unit, FormatTimestampWritesUtcSeconds) {
   }
 }
 
-TEST(Unit, TimestampsRoundTripEveryDayOfFourCenturies) {
+TEST(Timestamp, TimestampsRoundTripEveryDayOfFourCenturies) {
   // Walk day by day from 1600 to 2400 (two 400-year cycles around the epoch, leap days included)
   // so the civil-date arithmetic is checked against itself in both directions.
   const int64_t start = -11676096000;  // 1600-01-01T00:00:00Z

@@ -21,7 +21,7 @@ json scalarValue(std::string_view scalar) {
   return (*docs)[0]["v"];
 }
 
-TEST(Unit, YamlPlainScalarsResolveAsGoyamlV2) {
+TEST(YamlDocuments, YamlPlainScalarsResolveAsGoyamlV2) {
   struct Case {
     std::string_view yaml;
     json want;
@@ -99,7 +99,7 @@ TEST(Unit, YamlPlainScalarsResolveAsGoyamlV2) {
   }
 }
 
-TEST(Unit, YamlMapKeysBecomeStrings) {
+TEST(YamlDocuments, YamlMapKeysBecomeStrings) {
   auto docs = parseDocuments("1: a\ntrue: b\nyes: c\n1.5: d\n2e6: e\n'x': f\nno: g\n");
   ASSERT_TRUE(docs.ok()) << docs.error().message;
   const json want = {{"1", "a"},     {"true", "c"}, {"1.5", "d"},
@@ -107,7 +107,7 @@ TEST(Unit, YamlMapKeysBecomeStrings) {
   EXPECT_EQ((*docs)[0], want);
 }
 
-TEST(Unit, YamlAnchorsAliasesAndMergeKeys) {
+TEST(YamlDocuments, YamlAnchorsAliasesAndMergeKeys) {
   const char* text = R"(base: &base
   cpu: 100m
   memory: 1Gi
@@ -124,7 +124,7 @@ list: [*base, *base]
   EXPECT_EQ((*docs)[0]["list"], (json{base, base}));
 }
 
-TEST(Unit, ParseDocumentsSplitsStreamsAndSkipsEmptyDocuments) {
+TEST(YamlDocuments, ParseDocumentsSplitsStreamsAndSkipsEmptyDocuments) {
   struct Case {
     std::string_view name;
     std::string_view text;
@@ -153,7 +153,7 @@ TEST(Unit, ParseDocumentsSplitsStreamsAndSkipsEmptyDocuments) {
   }
 }
 
-TEST(Unit, ParseDocumentsReportsWhereTextIsMalformed) {
+TEST(YamlDocuments, ParseDocumentsReportsWhereTextIsMalformed) {
   struct Case {
     std::string_view name;
     std::string_view text;
@@ -204,7 +204,7 @@ TEST(Unit, ParseDocumentsReportsWhereTextIsMalformed) {
   }
 }
 
-TEST(Unit, YamlAliasBombIsRejected) {
+TEST(YamlDocuments, YamlAliasBombIsRejected) {
   // Ten levels of ten aliases would expand to 10^10 nodes.
   std::string text = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
   for (int i = 1; i <= 10; ++i) {

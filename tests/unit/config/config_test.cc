@@ -48,11 +48,11 @@ std::string resources(const std::vector<ResourceSpec>& specs) {
   return out;
 }
 
-TEST(Unit, DefaultPluginsFollowUpstreamOrderAndWeights) {
+TEST(Config, DefaultPluginsFollowUpstreamOrderAndWeights) {
   EXPECT_EQ(render(defaultMultiPointPlugins()), kDefaults);
 }
 
-TEST(Unit, DefaultConfigurationHasOneBerthProfile) {
+TEST(Config, DefaultConfigurationHasOneBerthProfile) {
   Configuration cfg = defaultConfiguration();
   ASSERT_EQ(cfg.profiles.size(), 1u);
   const Profile& p = cfg.profiles[0];
@@ -80,7 +80,7 @@ TEST(Unit, DefaultConfigurationHasOneBerthProfile) {
   EXPECT_EQ(cfg.clientConnection.burst, 100);
 }
 
-TEST(Unit, MinimalFileEqualsDefaultConfiguration) {
+TEST(Config, MinimalFileEqualsDefaultConfiguration) {
   for (std::string_view body : {"", "profiles: []\n", "profiles:\n- {}\n", "profiles: null\n"}) {
     SCOPED_TRACE(body);
     auto cfg = parse(body);
@@ -95,7 +95,7 @@ TEST(Unit, MinimalFileEqualsDefaultConfiguration) {
   }
 }
 
-TEST(Unit, TopLevelFieldsAreRead) {
+TEST(Config, TopLevelFieldsAreRead) {
   auto cfg = parse(R"(
 percentageOfNodesToScore: 0
 parallelism: 4
@@ -137,14 +137,14 @@ profiles:
   EXPECT_EQ(cfg->profiles[0].percentageOfNodesToScore, 40);
 }
 
-TEST(Unit, LeaderElectionDefaultsFollowTheFirstProfile) {
+TEST(Config, LeaderElectionDefaultsFollowTheFirstProfile) {
   auto cfg = parse("profiles:\n- schedulerName: a\n- schedulerName: b\n");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
   EXPECT_EQ(cfg->leaderElection.resourceName, "a");
   EXPECT_EQ(cfg->leaderElection.resourceNamespace, "kube-system");
 }
 
-TEST(Unit, DurationsUseGoSyntax) {
+TEST(Config, DurationsUseGoSyntax) {
   struct Case {
     std::string_view text;
     int64_t millis;
@@ -199,7 +199,7 @@ std::string otherPoints(const Plugins& p) {
   return out;
 }
 
-TEST(Unit, UserPluginsMergeWithDefaultsAsUpstream) {
+TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
   const std::string p = "profiles[0].plugins.";
   const MergeCase cases[] = {
       {"no plugins block keeps the defaults", "{}", kDefaults, "", ""},
@@ -269,7 +269,7 @@ TEST(Unit, UserPluginsMergeWithDefaultsAsUpstream) {
   }
 }
 
-TEST(Unit, TwoProfilesAreIndependent) {
+TEST(Config, TwoProfilesAreIndependent) {
   auto cfg = parse(R"(
 profiles:
 - schedulerName: spread
@@ -303,7 +303,7 @@ profiles:
 
 // --- Plugin arguments ----------------------------------------------------------------------------
 
-TEST(Unit, NodeResourcesFitArgsAreDefaultedAsUpstream) {
+TEST(Config, NodeResourcesFitArgsAreDefaultedAsUpstream) {
   auto cfg = parse(R"(
 profiles:
 - pluginConfig:
@@ -340,7 +340,7 @@ profiles:
   EXPECT_EQ(args.scoringStrategy.shape[1].score, 10);
 }
 
-TEST(Unit, ScoringStrategyWithoutResourcesUsesCpuAndMemory) {
+TEST(Config, ScoringStrategyWithoutResourcesUsesCpuAndMemory) {
   auto cfg = parse(
       "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n"
       "      scoringStrategy: {type: MostAllocated}\n"
@@ -352,7 +352,7 @@ TEST(Unit, ScoringStrategyWithoutResourcesUsesCpuAndMemory) {
   EXPECT_EQ(resources(p.nodeResourcesBalancedAllocation.resources), "cpu:1");
 }
 
-TEST(Unit, NodeAffinityArgsAddedAffinityIsDecoded) {
+TEST(Config, NodeAffinityArgsAddedAffinityIsDecoded) {
   auto cfg = parse(R"(
 profiles:
 - pluginConfig:
@@ -404,7 +404,7 @@ profiles:
 
 // --- Inputs --------------------------------------------------------------------------------------
 
-TEST(Unit, ExampleConfigParses) {
+TEST(Config, ExampleConfigParses) {
   std::ifstream in("examples/config.yaml");
   ASSERT_TRUE(in.good()) << "run the test from the repository root";
   std::stringstream text;
@@ -430,7 +430,7 @@ TEST(Unit, ExampleConfigParses) {
   EXPECT_EQ(cfg->percentageOfNodesToScore, 100);
 }
 
-TEST(Unit, JsonInputIsAccepted) {
+TEST(Config, JsonInputIsAccepted) {
   auto cfg = parseConfiguration(R"(  {
     "apiVersion": "kubescheduler.config.k8s.io/v1",
     "kind": "KubeSchedulerConfiguration",
@@ -455,7 +455,7 @@ TEST(Unit, JsonInputIsAccepted) {
   EXPECT_EQ(resources(cfg->profiles[0].nodeResourcesFit.scoringStrategy.resources), "cpu:2");
 }
 
-TEST(Unit, YamlScalarsAreTypedAsUpstream) {
+TEST(Config, YamlScalarsAreTypedAsUpstream) {
   // yes/on are booleans and 0x10 is an integer in sigs.k8s.io/yaml; quoting makes a string.
   auto cfg = parse("parallelism: 0x10\nleaderElection:\n  leaderElect: off\n");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;

@@ -30,7 +30,7 @@ void expectErrors(const std::vector<ErrorCase>& cases) {
   }
 }
 
-TEST(Unit, TypeMetaMustBeV1KubeSchedulerConfiguration) {
+TEST(ConfigErrors, TypeMetaMustBeV1KubeSchedulerConfiguration) {
   struct Case {
     std::string_view name;
     std::string_view text;
@@ -71,7 +71,7 @@ TEST(Unit, TypeMetaMustBeV1KubeSchedulerConfiguration) {
   }
 }
 
-TEST(Unit, UnknownAndUnsupportedFieldsAreErrors) {
+TEST(ConfigErrors, UnknownAndUnsupportedFieldsAreErrors) {
   expectErrors({
       {"unknown top-level field", "percentageOfNodesToScor: 50\n",
        "config.yaml: percentageOfNodesToScor: unknown field"},
@@ -111,7 +111,7 @@ TEST(Unit, UnknownAndUnsupportedFieldsAreErrors) {
   });
 }
 
-TEST(Unit, DuplicateJsonKeysAreErrors) {
+TEST(ConfigErrors, DuplicateJsonKeysAreErrors) {
   auto cfg = parseConfiguration(
       R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
           "profiles": [{"schedulerName": "a"},
@@ -121,7 +121,7 @@ TEST(Unit, DuplicateJsonKeysAreErrors) {
   EXPECT_EQ(cfg.error().message, "config.json: profiles[1].plugins.score: duplicate field");
 }
 
-TEST(Unit, PluginsBerthLacksAreErrors) {
+TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
   expectErrors({
       {"upstream plugin enabled",
        "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: PodTopologySpread\n",
@@ -172,7 +172,7 @@ TEST(Unit, PluginsBerthLacksAreErrors) {
   });
 }
 
-TEST(Unit, PluginConfigErrorsNameTheEntry) {
+TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
   expectErrors({
       {"args for an upstream plugin",
        "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {}\n",
@@ -203,7 +203,7 @@ TEST(Unit, PluginConfigErrorsNameTheEntry) {
   });
 }
 
-TEST(Unit, PluginArgsAreValidatedAsUpstream) {
+TEST(ConfigErrors, PluginArgsAreValidatedAsUpstream) {
   const std::string fit = "profiles:\n- pluginConfig:\n  - name: NodeResourcesFit\n    args:\n";
   const std::string balanced =
       "profiles:\n- pluginConfig:\n  - name: NodeResourcesBalancedAllocation\n    args:\n";
@@ -276,7 +276,7 @@ TEST(Unit, PluginArgsAreValidatedAsUpstream) {
   }
 }
 
-TEST(Unit, NodeAffinityArgsAreValidated) {
+TEST(ConfigErrors, NodeAffinityArgsAreValidated) {
   const std::string head =
       "profiles:\n- pluginConfig:\n  - name: NodeAffinity\n    args:\n      addedAffinity:\n";
   const std::string required = head +
@@ -339,7 +339,7 @@ TEST(Unit, NodeAffinityArgsAreValidated) {
   }
 }
 
-TEST(Unit, GlobalSettingsAreValidatedAsUpstream) {
+TEST(ConfigErrors, GlobalSettingsAreValidatedAsUpstream) {
   expectErrors({
       {"percentage above 100", "percentageOfNodesToScore: 101\n",
        "config.yaml: percentageOfNodesToScore: not in valid range [0-100], got 101"},
@@ -411,7 +411,7 @@ TEST(Unit, GlobalSettingsAreValidatedAsUpstream) {
   });
 }
 
-TEST(Unit, LeaderElectionIsNotValidatedWhenDisabled) {
+TEST(ConfigErrors, LeaderElectionIsNotValidatedWhenDisabled) {
   auto cfg = parseConfiguration(std::string(kHeader) +
                                     "leaderElection:\n  leaderElect: false\n"
                                     "  leaseDuration: 1s\n  renewDeadline: 5s\n"
@@ -423,7 +423,7 @@ TEST(Unit, LeaderElectionIsNotValidatedWhenDisabled) {
 
 // --- Robustness ----------------------------------------------------------------------------------
 
-TEST(Unit, GarbageNeverCrashes) {
+TEST(ConfigErrors, GarbageNeverCrashes) {
   const std::string valid =
       std::string(kHeader) +
       "profiles:\n- schedulerName: a\n  plugins:\n    multiPoint:\n      enabled:\n"
@@ -483,7 +483,7 @@ TEST(Unit, GarbageNeverCrashes) {
   }
 }
 
-TEST(Unit, HostileStructuresFailCleanly) {
+TEST(ConfigErrors, HostileStructuresFailCleanly) {
   std::string deep = std::string(kHeader) + "profiles: ";
   for (int i = 0; i < 5000; ++i) {
     deep += "[";

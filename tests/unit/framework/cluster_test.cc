@@ -23,15 +23,28 @@ class FiveNodeCluster : public ::testing::Test {
     const test::Quantities size = {{"cpu", "4"}, {"memory", "16Gi"}, {"pods", "110"}};
     nodes_ = {
         MakeNode().name("cordoned").label("disk", "ssd").allocatable(size).unschedulable().obj(),
-        MakeNode().name("gpu-1").label("disk", "ssd").allocatable(size)
-            .taint("gpu", "true", "NoSchedule").obj(),
-        MakeNode().name("gpu-2").label("disk", "ssd").allocatable(size)
-            .taint("gpu", "true", "NoSchedule").obj(),
+        MakeNode()
+            .name("gpu-1")
+            .label("disk", "ssd")
+            .allocatable(size)
+            .taint("gpu", "true", "NoSchedule")
+            .obj(),
+        MakeNode()
+            .name("gpu-2")
+            .label("disk", "ssd")
+            .allocatable(size)
+            .taint("gpu", "true", "NoSchedule")
+            .obj(),
         MakeNode().name("full").label("disk", "ssd").allocatable(size).obj(),
         MakeNode().name("hdd").label("disk", "hdd").allocatable(size).obj(),
     };
-    bound_ = {MakePod().name("hog").uid("hog").node("full").phase("Running")
-                  .req({{"cpu", "3500m"}, {"memory", "1Gi"}}).obj()};
+    bound_ = {MakePod()
+                  .name("hog")
+                  .uid("hog")
+                  .node("full")
+                  .phase("Running")
+                  .req({{"cpu", "3500m"}, {"memory", "1Gi"}})
+                  .obj()};
     fw_ = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
     snapshot_ = test::makeSnapshot(nodes_, bound_);
   }
@@ -51,8 +64,8 @@ class FiveNodeCluster : public ::testing::Test {
 };
 
 TEST_F(FiveNodeCluster, PodThatFitsNowhereGetsUpstreamsMessage) {
-  auto out = schedule(
-      MakePod().name("web").nodeSelector({{"disk", "ssd"}}).req({{"cpu", "1"}}).obj());
+  auto out =
+      schedule(MakePod().name("web").nodeSelector({{"disk", "ssd"}}).req({{"cpu", "1"}}).obj());
   ASSERT_TRUE(out.fitError.has_value()) << out.node;
   EXPECT_TRUE(out.node.empty());
   EXPECT_EQ(out.evaluatedNodes, 5);

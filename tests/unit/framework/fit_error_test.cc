@@ -1,12 +1,12 @@
 // FitError::message() against upstream's FitError.Error() (framework/types.go) and its tests
 // (types_test.go TestFitError_Error).
 
+#include "pkg/framework/fit_error.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
-
-#include "pkg/framework/fit_error.h"
 
 namespace berth::framework {
 namespace {
@@ -26,7 +26,8 @@ TEST(FitError, MatchesUpstreamTable) {
     Diagnosis d;
     d.preFilterMsg = preMsg;
     // The framework gives every node the PreFilter status; it must not be counted again.
-    for (const char* n : {"node1", "node2", "node3"}) d.nodeToStatus.emplace_back(n, unsched(preMsg));
+    for (const char* n : {"node1", "node2", "node3"})
+      d.nodeToStatus.emplace_back(n, unsched(preMsg));
     cases.push_back({"nodes failed Prefilter plugin", 3, d,
                      "0/3 nodes are available: Node(s) failed PreFilter plugin FalsePreFilter."});
     d.postFilterMsg = "Error running PostFilter plugin FailedPostFilter";
@@ -106,8 +107,8 @@ TEST(FitError, AbsentNodesCountWithTheAbsentStatus) {
   d.nodeToStatus.emplace_back("n1", Status(Code::Unschedulable, "Insufficient cpu"));
   d.nodeToStatus.emplace_back("n2", Status(Code::UnschedulableAndUnresolvable,
                                            "node(s) didn't satisfy plugin(s) [NodeAffinity]"));
-  d.absentNodesStatus = Status(Code::UnschedulableAndUnresolvable,
-                               "node(s) didn't satisfy plugin(s) [NodeAffinity]");
+  d.absentNodesStatus =
+      Status(Code::UnschedulableAndUnresolvable, "node(s) didn't satisfy plugin(s) [NodeAffinity]");
   FitError e{5, d};
   EXPECT_EQ(e.message(),
             "0/5 nodes are available: 1 Insufficient cpu, "

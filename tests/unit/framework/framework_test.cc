@@ -1,6 +1,8 @@
 // runtime::Framework: profile validation and multiPoint expansion (upstream's NewFramework,
 // updatePluginList, expandMultiPointPlugins, getScoreWeights) and the extension-point runners.
 
+#include "pkg/framework/runtime/framework.h"
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -10,7 +12,6 @@
 #include <string>
 #include <vector>
 
-#include "pkg/framework/runtime/framework.h"
 #include "pkg/plugins/registry.h"
 #include "pkg/util/parallel.h"
 #include "tests/support/builders.h"
@@ -18,11 +19,11 @@
 namespace berth::framework::runtime {
 namespace {
 
-using ::testing::HasSubstr;
 using test::MakeNode;
 using test::MakePod;
 using test::plugin;
 using test::profileWith;
+using ::testing::HasSubstr;
 
 // --- Fakes ---------------------------------------------------------------------------------------
 
@@ -40,7 +41,9 @@ class FakeFilter final : public PreFilterPlugin, public FilterPlugin {
  public:
   FakeFilter(std::string_view name, std::map<std::string, Status> verdicts, Status preFilter,
              std::optional<std::set<std::string>> narrow)
-      : name_(name), verdicts_(std::move(verdicts)), pre_(std::move(preFilter)),
+      : name_(name),
+        verdicts_(std::move(verdicts)),
+        pre_(std::move(preFilter)),
         narrow_(std::move(narrow)) {}
   std::string_view name() const override { return name_; }
   Status preFilter(CycleState&, const PodInfo&, PreFilterResult& r) const override {
@@ -111,11 +114,10 @@ Registry registryWithFakes() {
                               std::map<std::string, Status>{{"n1", Status::error("boom")}},
                               Status(), std::optional<std::set<std::string>>()))
       .ignore();
-  r.add("RejectN2",
-        factoryOf<FakeFilter>(
-            std::string_view("RejectN2"),
-            std::map<std::string, Status>{{"n2", Status(Code::Unschedulable, "fake says no")}},
-            Status(), std::optional<std::set<std::string>>()))
+  r.add("RejectN2", factoryOf<FakeFilter>(std::string_view("RejectN2"),
+                                          std::map<std::string, Status>{
+                                              {"n2", Status(Code::Unschedulable, "fake says no")}},
+                                          Status(), std::optional<std::set<std::string>>()))
       .ignore();
   r.add("SkipFilter",
         factoryOf<FakeFilter>(
@@ -123,31 +125,34 @@ Registry registryWithFakes() {
             std::map<std::string, Status>{{"n1", Status(Code::Unschedulable, "should be skipped")}},
             Status::skip(), std::optional<std::set<std::string>>()))
       .ignore();
-  r.add("NarrowA", factoryOf<FakeFilter>(std::string_view("NarrowA"), std::map<std::string, Status>{},
-                                         Status(), std::optional<std::set<std::string>>({"n1", "n2"})))
+  r.add("NarrowA",
+        factoryOf<FakeFilter>(std::string_view("NarrowA"), std::map<std::string, Status>{},
+                              Status(), std::optional<std::set<std::string>>({"n1", "n2"})))
       .ignore();
-  r.add("NarrowB", factoryOf<FakeFilter>(std::string_view("NarrowB"), std::map<std::string, Status>{},
-                                         Status(), std::optional<std::set<std::string>>({"n2", "n3"})))
+  r.add("NarrowB",
+        factoryOf<FakeFilter>(std::string_view("NarrowB"), std::map<std::string, Status>{},
+                              Status(), std::optional<std::set<std::string>>({"n2", "n3"})))
       .ignore();
-  r.add("NarrowC", factoryOf<FakeFilter>(std::string_view("NarrowC"), std::map<std::string, Status>{},
-                                         Status(), std::optional<std::set<std::string>>({"n3"})))
+  r.add("NarrowC",
+        factoryOf<FakeFilter>(std::string_view("NarrowC"), std::map<std::string, Status>{},
+                              Status(), std::optional<std::set<std::string>>({"n3"})))
       .ignore();
   r.add("PreReject",
         factoryOf<FakeFilter>(std::string_view("PreReject"), std::map<std::string, Status>{},
                               Status(Code::Unschedulable, "pre says no"),
                               std::optional<std::set<std::string>>()))
       .ignore();
-  r.add("PreError", factoryOf<FakeFilter>(std::string_view("PreError"),
-                                          std::map<std::string, Status>{}, Status::error("kaput"),
-                                          std::optional<std::set<std::string>>()))
+  r.add("PreError",
+        factoryOf<FakeFilter>(std::string_view("PreError"), std::map<std::string, Status>{},
+                              Status::error("kaput"), std::optional<std::set<std::string>>()))
       .ignore();
-  r.add("ScoreA", factoryOf<FakeScore>(std::string_view("ScoreA"),
-                                       std::map<std::string, int64_t>{{"n1", 10}, {"n2", 20}},
-                                       int64_t{0}))
+  r.add("ScoreA",
+        factoryOf<FakeScore>(std::string_view("ScoreA"),
+                             std::map<std::string, int64_t>{{"n1", 10}, {"n2", 20}}, int64_t{0}))
       .ignore();
-  r.add("ScoreB", factoryOf<FakeScore>(std::string_view("ScoreB"),
-                                       std::map<std::string, int64_t>{{"n1", 100}, {"n2", 0}},
-                                       int64_t{0}))
+  r.add("ScoreB",
+        factoryOf<FakeScore>(std::string_view("ScoreB"),
+                             std::map<std::string, int64_t>{{"n1", 100}, {"n2", 0}}, int64_t{0}))
       .ignore();
   r.add("ScoreTooHigh",
         factoryOf<FakeScore>(std::string_view("ScoreTooHigh"),
@@ -234,7 +239,8 @@ TEST(FrameworkCreate, RejectsPluginAtAPointItDoesNotImplement) {
     (p.plugins.*c.point).enabled.push_back(plugin(c.plugin));
     auto fw = build(p);
     ASSERT_FALSE(fw.ok());
-    EXPECT_THAT(fw.error().message, HasSubstr("plugin \"" + std::string(c.plugin) + "\" " + c.want));
+    EXPECT_THAT(fw.error().message,
+                HasSubstr("plugin \"" + std::string(c.plugin) + "\" " + c.want));
     EXPECT_THAT(fw.error().message, HasSubstr("profile \"test\""));
   }
 }
@@ -299,9 +305,9 @@ TEST(FrameworkCreate, RejectsDuplicateRegistrations) {
 }
 
 TEST(FrameworkCreate, ExpandsMultiPointInOrderToImplementedPoints) {
-  auto fw = mustBuild(profileWith({plugin("NodeUnschedulable"), plugin("NodeName"),
-                                   plugin("TaintToleration", 3), plugin("NodeAffinity", 2),
-                                   plugin("NodePorts")}));
+  auto fw = mustBuild(
+      profileWith({plugin("NodeUnschedulable"), plugin("NodeName"), plugin("TaintToleration", 3),
+                   plugin("NodeAffinity", 2), plugin("NodePorts")}));
   using V = std::vector<std::string>;
   EXPECT_EQ(pointOf(*fw, "QueueSort"), V{"PrioritySort"});
   EXPECT_EQ(pointOf(*fw, "PreFilter"), (V{"NodeAffinity", "NodePorts"}));
@@ -461,10 +467,16 @@ TEST_F(RunnerTest, PreFilterIntersectsNarrowingAndNamesPlugins) {
   const Case cases[] = {
       {"one narrowing", {"NarrowA"}, Code::Success, std::set<std::string>{"n1", "n2"}, ""},
       {"two intersect", {"NarrowA", "NarrowB"}, Code::Success, std::set<std::string>{"n2"}, ""},
-      {"three, empty", {"NarrowB", "NarrowA", "NarrowC"}, Code::UnschedulableAndUnresolvable,
-       std::set<std::string>{}, "node(s) didn't satisfy plugin(s) [NarrowA NarrowB NarrowC] simultaneously"},
-      {"two, empty", {"NarrowC", "NarrowA"}, Code::UnschedulableAndUnresolvable,
-       std::set<std::string>{}, "node(s) didn't satisfy plugin(s) [NarrowA NarrowC] simultaneously"},
+      {"three, empty",
+       {"NarrowB", "NarrowA", "NarrowC"},
+       Code::UnschedulableAndUnresolvable,
+       std::set<std::string>{},
+       "node(s) didn't satisfy plugin(s) [NarrowA NarrowB NarrowC] simultaneously"},
+      {"two, empty",
+       {"NarrowC", "NarrowA"},
+       Code::UnschedulableAndUnresolvable,
+       std::set<std::string>{},
+       "node(s) didn't satisfy plugin(s) [NarrowA NarrowC] simultaneously"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);

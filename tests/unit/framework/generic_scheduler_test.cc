@@ -1,13 +1,15 @@
 // GenericScheduler: upstream's schedulePod / findNodesThatFitPod / numFeasibleNodesToFind /
 // selectHost (pkg/scheduler/schedule_one.go) over real plugins and a real Snapshot.
 
+#include "pkg/algorithm/generic_scheduler.h"
+
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 #include <vector>
 
-#include "pkg/algorithm/generic_scheduler.h"
+#include "pkg/plugins/registry.h"
 #include "tests/support/builders.h"
 
 namespace berth::algorithm {
@@ -26,15 +28,15 @@ TEST(GenericScheduler, NumFeasibleNodesToFind) {
     size_t want;
   };
   const Case cases[] = {
-      {0, 0, 0},        {0, 50, 50},      {0, 99, 99},       {0, 100, 100},
-      {0, 500, 230},    // adaptive: 50 - 500/125 = 46%
-      {0, 1000, 420},   // 42%
-      {0, 5000, 500},   // 10%
-      {0, 6000, 300},   // 50 - 48 = 2%, raised to the 5% floor
-      {0, 10000, 500},  // 5%
-      {100, 5000, 5000}, {100, 50, 50},   {100, 1, 1},
-      {10, 5000, 500},  {10, 500, 100},   // 50 found, raised to the 100-node minimum
-      {50, 50, 50},     {50, 200, 100},   {1, 150, 100},
+      {0, 0, 0},         {0, 50, 50},    {0, 99, 99},
+      {0, 100, 100},     {0, 500, 230},  // adaptive: 50 - 500/125 = 46%
+      {0, 1000, 420},                    // 42%
+      {0, 5000, 500},                    // 10%
+      {0, 6000, 300},                    // 50 - 48 = 2%, raised to the 5% floor
+      {0, 10000, 500},                   // 5%
+      {100, 5000, 5000}, {100, 50, 50},  {100, 1, 1},
+      {10, 5000, 500},   {10, 500, 100},  // 50 found, raised to the 100-node minimum
+      {50, 50, 50},      {50, 200, 100}, {1, 150, 100},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(std::to_string(c.percentage) + "% of " + std::to_string(c.numAllNodes));
@@ -118,8 +120,10 @@ TEST_F(GenericSchedulerTest, HighestTotalWins) {
   cluster.nodes[2] = MakeNode().name("n2").label("disk", "ssd").obj();
   auto snap = test::makeSnapshot(cluster.nodes);
   GenericScheduler sched(par_, 7, 100);
-  auto pod = MakePod().name("p").preferredNodeAffinity(5, "disk", api::NodeSelectorOperator::In,
-                                                       {"ssd"}).obj();
+  auto pod = MakePod()
+                 .name("p")
+                 .preferredNodeAffinity(5, "disk", api::NodeSelectorOperator::In, {"ssd"})
+                 .obj();
   for (int i = 0; i < 20; ++i) {
     auto out = schedule(sched, *fw, snap, pod);
     ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
@@ -165,7 +169,9 @@ TEST_F(GenericSchedulerTest, PreFilterNarrowingLeavesOtherNodesUnevaluated) {
   {
     SCOPED_TRACE("two named nodes: the choice is among them");
     for (int i = 0; i < 10; ++i) {
-      auto out = schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"n2"}).orTerm().matchFieldsName({"n3"}).obj());
+      auto out = schedule(
+          sched, *fw, snap,
+          MakePod().name("p").matchFieldsName({"n2"}).orTerm().matchFieldsName({"n3"}).obj());
       ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
       EXPECT_TRUE(out.node == "n2" || out.node == "n3") << out.node;
       EXPECT_EQ(out.evaluatedNodes, 2);
@@ -180,8 +186,8 @@ TEST_F(GenericSchedulerTest, PreFilterNarrowingLeavesOtherNodesUnevaluated) {
   }
   {
     SCOPED_TRACE("conflicting names in one term: PreFilter rejects the pod outright");
-    auto out =
-        schedule(sched, *fw, snap, MakePod().name("p").matchFieldsName({"n2"}).matchFieldsName({"n3"}).obj());
+    auto out = schedule(sched, *fw, snap,
+                        MakePod().name("p").matchFieldsName({"n2"}).matchFieldsName({"n3"}).obj());
     ASSERT_TRUE(out.fitError.has_value());
     EXPECT_EQ(out.evaluatedNodes, 0);
     EXPECT_EQ(out.fitError->diagnosis.preFilterMsg, "pod affinity terms conflict");
@@ -190,8 +196,8 @@ TEST_F(GenericSchedulerTest, PreFilterNarrowingLeavesOtherNodesUnevaluated) {
 }
 
 TEST_F(GenericSchedulerTest, NominatedNodeIsTriedFirst) {
-  auto fw = test::mustMakeFramework(profileWith({plugin("NodeUnschedulable"),
-                                                 plugin("NodeAffinity", 2)}));
+  auto fw = test::mustMakeFramework(
+      profileWith({plugin("NodeUnschedulable"), plugin("NodeAffinity", 2)}));
   std::vector<api::NodePtr> nodes = {
       MakeNode().name("best").label("disk", "ssd").obj(),
       MakeNode().name("other").obj(),
@@ -199,8 +205,8 @@ TEST_F(GenericSchedulerTest, NominatedNodeIsTriedFirst) {
   };
   auto snap = test::makeSnapshot(nodes);
   GenericScheduler sched(par_, 1, 100);
-  auto base = MakePod().name("p").preferredNodeAffinity(10, "disk", api::NodeSelectorOperator::In,
-                                                        {"ssd"});
+  auto base =
+      MakePod().name("p").preferredNodeAffinity(10, "disk", api::NodeSelectorOperator::In, {"ssd"});
   {
     SCOPED_TRACE("feasible nominated node wins without scoring");
     auto out = schedule(sched, *fw, snap, test::PodWrapper(base).nominatedNode("other").obj());
@@ -287,6 +293,51 @@ TEST_F(GenericSchedulerTest, ParallelFilteringGivesTheSameDiagnosis) {
   EXPECT_EQ(out.fitError->message(),
             "0/500 nodes are available: 166 Insufficient cpu, "
             "167 node(s) had untolerated taint {gpu: true}, 167 node(s) were unschedulable.");
+}
+
+TEST_F(GenericSchedulerTest, NumFeasibleNodesCountsOnlyTheNodesPreFilterLeft) {
+  // Upstream computes numFeasibleNodesToFind from the nodes left after PreFilter narrowing: 150 of
+  // 300 nodes named, 50% of 150 is 75, raised to the 100 minimum, so 100 nodes are evaluated.
+  auto fw = test::mustMakeFramework(profileWith({plugin("NodeAffinity", 2)}));
+  auto snap = test::makeSnapshot(plainNodes(300).nodes);
+  auto pod = MakePod().name("p");
+  for (int i = 0; i < 150; ++i) pod.orTerm().matchFieldsName({"n" + std::to_string(2 * i)});
+  GenericScheduler sched(par_, 1, /*percentageOfNodesToScore=*/50);
+  auto out = schedule(sched, *fw, snap, pod.obj());
+  ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+  EXPECT_EQ(out.evaluatedNodes, 100);
+}
+
+// A Filter plugin that fails with an internal error on one node.
+class BrokenFilter final : public framework::FilterPlugin {
+ public:
+  std::string_view name() const override { return "BrokenFilter"; }
+  framework::Status filter(const framework::CycleState&, const framework::PodInfo&,
+                           const framework::NodeInfo& node) const override {
+    if (node.name() == "n2") return framework::Status::error("disk on fire");
+    return framework::Status();
+  }
+};
+
+TEST_F(GenericSchedulerTest, FilterErrorAbortsTheCycle) {
+  auto registry = plugins::makeInTreeRegistry();
+  ASSERT_TRUE(registry
+                  .add("BrokenFilter",
+                       [](const config::Profile&,
+                          const framework::Handle&) -> util::Result<framework::PluginPtr> {
+                         return framework::PluginPtr(std::make_unique<BrokenFilter>());
+                       })
+                  .ok());
+  auto fw = framework::runtime::Framework::create(
+      registry, profileWith({plugin("BrokenFilter"), plugin("TaintToleration")}), {});
+  ASSERT_TRUE(fw.ok()) << fw.error().message;
+  auto snap = test::makeSnapshot(plainNodes(4).nodes);
+  GenericScheduler sched(par_, 1, 100);
+  auto out = schedule(sched, **fw, snap, MakePod().name("p").obj());
+  EXPECT_EQ(out.status.code(), Code::Error);
+  EXPECT_EQ(out.status.message(), "running \"BrokenFilter\" filter plugin: disk on fire");
+  EXPECT_FALSE(out.fitError.has_value());
+  EXPECT_TRUE(out.node.empty());
 }
 
 }  // namespace

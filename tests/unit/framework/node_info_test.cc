@@ -1,12 +1,13 @@
 // NodeInfo accounting (requested, non-zero requested, ports, generation), HostPortInfo conflicts
 // (upstream's HostPortInfo tests in types_test.go) and Snapshot construction.
 
+#include "pkg/framework/node_info.h"
+
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/snapshot.h"
 #include "tests/support/builders.h"
@@ -35,22 +36,21 @@ TEST(PodInfo, PrecomputesRequestsAndHostPorts) {
   EXPECT_EQ(info.nonZeroRequests.milliCPU, 300);
   EXPECT_EQ(info.nonZeroRequests.memory, 400 * kMi);
   // Regular init containers' ports are released before the pod runs; sidecars keep theirs.
-  std::vector<HostPort> want = {{"0.0.0.0", "TCP", 9000},
-                                {"0.0.0.0", "TCP", 80},
-                                {"10.0.0.1", "UDP", 53}};
+  std::vector<HostPort> want = {
+      {"0.0.0.0", "TCP", 9000}, {"0.0.0.0", "TCP", 80}, {"10.0.0.1", "UDP", 53}};
   EXPECT_EQ(info.hostPorts, want);
 }
 
 TEST(NodeInfo, AddAndRemovePodKeepsSumsAndBumpsGeneration) {
-  NodeInfo n(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}})
-                 .obj());
+  NodeInfo n(
+      MakeNode().name("n1").allocatable({{"cpu", "4"}, {"memory", "8Gi"}, {"pods", "110"}}).obj());
   EXPECT_EQ(n.name(), "n1");
   EXPECT_EQ(n.allocatable().milliCPU, 4000);
   EXPECT_EQ(n.allocatable().allowedPodNumber, 110);
   const int64_t g0 = n.generation();
 
-  auto a = makePodInfo(MakePod().name("a").uid("ua").req({{"cpu", "500m"}, {"memory", "1Gi"}})
-                           .hostPort(8080).obj());
+  auto a = makePodInfo(
+      MakePod().name("a").uid("ua").req({{"cpu", "500m"}, {"memory", "1Gi"}}).hostPort(8080).obj());
   auto b = makePodInfo(MakePod().name("b").uid("ub").req({}).obj());
   n.addPod(a);
   const int64_t g1 = n.generation();

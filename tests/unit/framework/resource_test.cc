@@ -1,12 +1,13 @@
 // computePodRequests against upstream's PodRequests (component-helpers/resource/helpers_test.go
-// TestPodResourceRequests) and NodeInfo's non-zero rule (types_test.go TestPodInfoCalculateResources),
-// plus Resource conversion and arithmetic.
+// TestPodResourceRequests) and NodeInfo's non-zero rule (types_test.go
+// TestPodInfoCalculateResources), plus Resource conversion and arithmetic.
+
+#include "pkg/framework/resource.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-#include "pkg/framework/resource.h"
 #include "tests/support/builders.h"
 
 namespace berth::framework {
@@ -25,8 +26,8 @@ TEST(ComputePodRequests, MatchesUpstreamPodRequestsTable) {
     int64_t wantMemory = 0;
   };
   const Case cases[] = {
-      {"nil options, larger init container",
-       MakePod().initReq({{"cpu", "4"}}).req({{"cpu", "1"}}), 4000},
+      {"nil options, larger init container", MakePod().initReq({{"cpu", "4"}}).req({{"cpu", "1"}}),
+       4000},
       {"nil options, larger containers",
        MakePod().initReq({{"cpu", "2"}}).req({{"cpu", "2"}}).req({{"cpu", "3"}}), 5000},
       {"pod overhead included",
@@ -87,17 +88,19 @@ TEST(ComputePodRequests, NonZeroDefaultsOnlyWhenUnset) {
       {"one container with requests", MakePod().req({{"cpu", "500m"}, {"memory", "500Mi"}}), 500,
        500 * kMi},
       {"two containers with requests",
-       MakePod().req({{"cpu", "500m"}, {"memory", "500Mi"}}).req({{"cpu", "700m"},
-                                                                   {"memory", "800Mi"}}),
+       MakePod()
+           .req({{"cpu", "500m"}, {"memory", "500Mi"}})
+           .req({{"cpu", "700m"}, {"memory", "800Mi"}}),
        1200, 1300 * kMi},
       {"only cpu set: memory defaults", MakePod().req({{"cpu", "1"}}), 1000, 200 * kMi},
       {"only memory set: cpu defaults", MakePod().req({{"memory", "1Gi"}}), 100, kGi},
       {"explicit zero is set, not defaulted", MakePod().req({{"cpu", "0"}, {"memory", "0"}}), 0, 0},
       {"defaults per container", MakePod().req({}).req({}).req({{"cpu", "1m"}}), 201, 600 * kMi},
-      {"requestless init container defaults too, then max", MakePod().initReq({}).req({{"cpu", "50m"}}),
-       100, 200 * kMi},
+      {"requestless init container defaults too, then max",
+       MakePod().initReq({}).req({{"cpu", "50m"}}), 100, 200 * kMi},
       {"sidecar without requests adds defaults", MakePod().sidecarReq({}).req({}), 200, 400 * kMi},
-      {"overhead added after defaults", MakePod().req({}).overhead({{"cpu", "10m"}}), 110, 200 * kMi},
+      {"overhead added after defaults", MakePod().req({}).overhead({{"cpu", "10m"}}), 110,
+       200 * kMi},
       {"no containers: nothing to default", MakePod(), 0, 0},
   };
   for (const auto& c : cases) {
@@ -169,8 +172,8 @@ TEST(Resource, FromListAddSubtract) {
   EXPECT_EQ(a.get("pods"), 110);
   EXPECT_EQ(a.get("cpu"), 1500);
 
-  Resource b = Resource::fromList(test::resourceList({{"cpu", "500m"}, {"example.com/gpu", "1"},
-                                                      {"hugepages-2Mi", "2Mi"}}));
+  Resource b = Resource::fromList(
+      test::resourceList({{"cpu", "500m"}, {"example.com/gpu", "1"}, {"hugepages-2Mi", "2Mi"}}));
   a.add(b);
   EXPECT_EQ(a.milliCPU, 2000);
   EXPECT_EQ(a.scalarValue("example.com/gpu"), 5);

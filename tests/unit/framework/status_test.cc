@@ -1,5 +1,7 @@
 // Status (codes, reasons, message joining) and CycleState (keys, skips, clone).
 
+#include "pkg/framework/status.h"
+
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -7,7 +9,6 @@
 #include <vector>
 
 #include "pkg/framework/cycle_state.h"
-#include "pkg/framework/status.h"
 
 namespace berth::framework {
 namespace {

@@ -17,7 +17,7 @@ api::Node makeNode(std::string name, api::StringMap labels) {
   return node;
 }
 
-TEST(Unit, NodeSelectorRequiresEveryPair) {
+TEST(NodeSelector, NodeSelectorRequiresEveryPair) {
   struct Case {
     std::string name;
     api::StringMap nodeSelector;
@@ -39,7 +39,7 @@ TEST(Unit, NodeSelectorRequiresEveryPair) {
   }
 }
 
-TEST(Unit, NodeSelectorRequirementOperators) {
+TEST(NodeSelector, NodeSelectorRequirementOperators) {
   struct Case {
     std::string name;
     api::NodeSelectorRequirement req;
@@ -119,7 +119,7 @@ TEST(Unit, NodeSelectorRequirementOperators) {
   }
 }
 
-TEST(Unit, NodeSelectorTermAndsExpressionsAndFields) {
+TEST(NodeSelector, NodeSelectorTermAndsExpressionsAndFields) {
   struct Case {
     std::string name;
     api::NodeSelectorTerm term;
@@ -169,7 +169,7 @@ TEST(Unit, NodeSelectorTermAndsExpressionsAndFields) {
   }
 }
 
-TEST(Unit, NodeSelectorTermsAreOred) {
+TEST(NodeSelector, NodeSelectorTermsAreOred) {
   struct Case {
     std::string name;
     api::NodeSelector selector;

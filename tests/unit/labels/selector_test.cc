@@ -59,7 +59,7 @@ const std::string kNameRegexError =
     "alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc', regex used for "
     "validation is '([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]')";
 
-TEST(Unit, SelectorParsesValidStrings) {
+TEST(LabelSelector, SelectorParsesValidStrings) {
   struct Case {
     std::string text;
     std::vector<std::string> want;
@@ -115,7 +115,7 @@ TEST(Unit, SelectorParsesValidStrings) {
   }
 }
 
-TEST(Unit, SelectorRejectsInvalidStringsWithUpstreamMessages) {
+TEST(LabelSelector, SelectorRejectsInvalidStringsWithUpstreamMessages) {
   struct Case {
     std::string text;
     std::string error;
@@ -188,7 +188,7 @@ TEST(Unit, SelectorRejectsInvalidStringsWithUpstreamMessages) {
   }
 }
 
-TEST(Unit, SelectorMatchesLabels) {
+TEST(LabelSelector, SelectorMatchesLabels) {
   struct Case {
     std::string selector;
     api::StringMap labels;
@@ -243,7 +243,7 @@ TEST(Unit, SelectorMatchesLabels) {
   }
 }
 
-TEST(Unit, SelectorDefaultSelectsEverything) {
+TEST(LabelSelector, SelectorDefaultSelectsEverything) {
   Selector selector;
   EXPECT_TRUE(selector.empty());
   EXPECT_TRUE(selector.matches({}));
@@ -251,7 +251,7 @@ TEST(Unit, SelectorDefaultSelectsEverything) {
   EXPECT_EQ(selector.toString(), "");
 }
 
-TEST(Unit, SelectorToStringIsUpstreamFormat) {
+TEST(LabelSelector, SelectorToStringIsUpstreamFormat) {
   struct Case {
     std::string text;
     std::string want;
@@ -272,7 +272,7 @@ TEST(Unit, SelectorToStringIsUpstreamFormat) {
   }
 }
 
-TEST(Unit, SelectorFromSetMatchesEqualities) {
+TEST(LabelSelector, SelectorFromSetMatchesEqualities) {
   Selector selector = Selector::fromSet({{"b", "2"}, {"a", "1"}});
   EXPECT_EQ(describe(selector), (std::vector<std::string>{"a Equals [1]", "b Equals [2]"}));
   EXPECT_TRUE(selector.matches({{"a", "1"}, {"b", "2"}, {"c", "3"}}));
@@ -280,7 +280,7 @@ TEST(Unit, SelectorFromSetMatchesEqualities) {
   EXPECT_TRUE(Selector::fromSet({}).empty());
 }
 
-TEST(Unit, SelectorFromLabelSelector) {
+TEST(LabelSelector, SelectorFromLabelSelector) {
   struct Case {
     std::string name;
     api::LabelSelector selector;
@@ -356,7 +356,7 @@ TEST(Unit, SelectorFromLabelSelector) {
   }
 }
 
-TEST(Unit, SelectorFromLabelSelectorMatches) {
+TEST(LabelSelector, SelectorFromLabelSelectorMatches) {
   api::LabelSelector ls{{{"app", "web"}},
                         {{"tier", "In", {"front", "back"}},
                          {"env", "NotIn", {"dev"}},
@@ -378,7 +378,7 @@ TEST(Unit, SelectorFromLabelSelectorMatches) {
 
 // Deterministic random and truncated inputs: parse must never crash, must fail with a message, and
 // whatever parses must print back to a string that parses to the same requirements.
-TEST(Unit, SelectorParseSurvivesGarbage) {
+TEST(LabelSelector, SelectorParseSurvivesGarbage) {
   const std::vector<std::string> pieces = {
       "a",        "b",  "key", "x.y/z", "in", "notin", "=",  "==",  "!=",
       "!",        "(",  ")",   ",",     ">",  "<",     " ",  "\t",  "\n",

@@ -17,7 +17,7 @@ api::Toleration toleration(std::string key, std::string op, std::string value, s
   return t;
 }
 
-TEST(Unit, TolerationMatchesTaintByKeyOperatorValue) {
+TEST(Toleration, TolerationMatchesTaintByKeyOperatorValue) {
   struct Case {
     std::string name;
     api::Toleration toleration;
@@ -60,7 +60,7 @@ TEST(Unit, TolerationMatchesTaintByKeyOperatorValue) {
   }
 }
 
-TEST(Unit, TolerationEffectEmptyMatchesAllOthersMustBeEqual) {
+TEST(Toleration, TolerationEffectEmptyMatchesAllOthersMustBeEqual) {
   const std::vector<std::string> taintEffects = {"NoSchedule", "PreferNoSchedule", "NoExecute"};
   const std::vector<std::string> tolerationEffects = {"", "NoSchedule", "PreferNoSchedule",
                                                       "NoExecute"};
@@ -84,7 +84,7 @@ TEST(Unit, TolerationEffectEmptyMatchesAllOthersMustBeEqual) {
   }
 }
 
-TEST(Unit, ToleratesAnyNeedsOneTolerationThatMatches) {
+TEST(Toleration, ToleratesAnyNeedsOneTolerationThatMatches) {
   const api::Taint taint{"dedicated", "gpu", "NoSchedule"};
   EXPECT_FALSE(toleratesAny({}, taint));
   EXPECT_FALSE(toleratesAny(

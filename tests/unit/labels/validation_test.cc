@@ -10,7 +10,7 @@
 namespace berth::labels {
 namespace {
 
-TEST(Unit, ParseInt64FollowsStrconvParseInt) {
+TEST(LabelValidation, ParseInt64FollowsStrconvParseInt) {
   struct Case {
     std::string text;
     std::optional<int64_t> want;
@@ -44,7 +44,7 @@ TEST(Unit, ParseInt64FollowsStrconvParseInt) {
   }
 }
 
-TEST(Unit, LabelKeyAndValueSyntax) {
+TEST(LabelValidation, LabelKeyAndValueSyntax) {
   struct Case {
     std::string text;
     bool validKey;
@@ -85,7 +85,7 @@ TEST(Unit, LabelKeyAndValueSyntax) {
 }
 
 // The message-free fast path must agree with the message-producing one.
-TEST(Unit, LabelKeyFastPathAgreesWithMessages) {
+TEST(LabelValidation, LabelKeyFastPathAgreesWithMessages) {
   const std::string alphabet = "aZ09-_./A";
   std::mt19937 rng(7);
   for (int i = 0; i < 5000; ++i) {
@@ -100,7 +100,7 @@ TEST(Unit, LabelKeyFastPathAgreesWithMessages) {
   }
 }
 
-TEST(Unit, QuoteGoEscapesLikePercentQ) {
+TEST(LabelValidation, QuoteGoEscapesLikePercentQ) {
   EXPECT_EQ(quoteGo("abc"), "\"abc\"");
   EXPECT_EQ(quoteGo("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(quoteGo("\n\t\x01\x7f"), "\"\\n\\t\\x01\\x7f\"");

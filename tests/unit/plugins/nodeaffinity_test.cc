@@ -62,15 +62,20 @@ TEST(NodeAffinity, FilterAndPreFilterMatchUpstreamTable) {
     std::optional<api::NodeAffinity> added = std::nullopt;
   };
   std::vector<Case> cases = {
-      {.name = "missing labels", .pod = MakePod().nodeSelector({{"foo", "bar"}}), .labels = {},
+      {.name = "missing labels",
+       .pod = MakePod().nodeSelector({{"foo", "bar"}}),
+       .labels = {},
        .wantFilter = kErrPod},
-      {.name = "same labels", .pod = MakePod().nodeSelector({{"foo", "bar"}}),
+      {.name = "same labels",
+       .pod = MakePod().nodeSelector({{"foo", "bar"}}),
        .labels = {{"foo", "bar"}}},
-      {.name = "node labels are superset", .pod = MakePod().nodeSelector({{"foo", "bar"}}),
+      {.name = "node labels are superset",
+       .pod = MakePod().nodeSelector({{"foo", "bar"}}),
        .labels = {{"foo", "bar"}, {"baz", "blah"}}},
       {.name = "node labels are subset",
        .pod = MakePod().nodeSelector({{"foo", "bar"}, {"baz", "blah"}}),
-       .labels = {{"foo", "bar"}}, .wantFilter = kErrPod},
+       .labels = {{"foo", "bar"}},
+       .wantFilter = kErrPod},
       {.name = "Pod with matchExpressions using In operator that matches the existing node",
        .pod = MakePod().requiredNodeAffinityIn("foo", {"bar", "value2"}),
        .labels = {{"foo", "bar"}}},
@@ -78,26 +83,32 @@ TEST(NodeAffinity, FilterAndPreFilterMatchUpstreamTable) {
        .pod = MakePod().requiredNodeAffinity("kernel-version", NodeSelectorOperator::Gt, {"0204"}),
        .labels = {{"kernel-version", "0206"}}},
       {.name = "Pod with matchExpressions using NotIn operator that matches the existing node",
-       .pod = MakePod().requiredNodeAffinity("mem-type", NodeSelectorOperator::NotIn,
-                                             {"DDR", "DDR2"}),
+       .pod =
+           MakePod().requiredNodeAffinity("mem-type", NodeSelectorOperator::NotIn, {"DDR", "DDR2"}),
        .labels = {{"mem-type", "DDR3"}}},
       {.name = "Pod with matchExpressions using Exists operator that matches the existing node",
        .pod = MakePod().requiredNodeAffinity("GPU", NodeSelectorOperator::Exists, {}),
        .labels = {{"GPU", "NVIDIA-GRID-K1"}}},
       {.name = "Pod with affinity that don't match node's labels won't schedule onto the node",
        .pod = MakePod().requiredNodeAffinityIn("foo", {"value1", "value2"}),
-       .labels = {{"foo", "bar"}}, .wantFilter = kErrPod},
+       .labels = {{"foo", "bar"}},
+       .wantFilter = kErrPod},
       {.name = "Pod with empty MatchExpressions is not a valid value will match no objects and "
                "won't schedule onto the node",
-       .pod = MakePod().requiredTerm({}), .labels = {{"foo", "bar"}}, .wantFilter = kErrPod},
-      {.name = "Pod with no Affinity will schedule onto a node", .pod = MakePod(),
-       .labels = {{"foo", "bar"}}, .wantPre = Pre::Skip},
+       .pod = MakePod().requiredTerm({}),
+       .labels = {{"foo", "bar"}},
+       .wantFilter = kErrPod},
+      {.name = "Pod with no Affinity will schedule onto a node",
+       .pod = MakePod(),
+       .labels = {{"foo", "bar"}},
+       .wantPre = Pre::Skip},
       {.name = "Pod with Affinity but nil NodeSelector will schedule onto a node",
        .pod = MakePod().mutate([](api::Pod& p) {
          p.spec.affinity.emplace();
          p.spec.affinity->nodeAffinity.emplace();
        }),
-       .labels = {{"foo", "bar"}}, .wantPre = Pre::Skip},
+       .labels = {{"foo", "bar"}},
+       .wantPre = Pre::Skip},
       {.name = "Pod with multiple matchExpressions ANDed that matches the existing node",
        .pod = MakePod()
                   .requiredNodeAffinity("GPU", NodeSelectorOperator::Exists, {})
@@ -107,7 +118,8 @@ TEST(NodeAffinity, FilterAndPreFilterMatchUpstreamTable) {
        .pod = MakePod()
                   .requiredNodeAffinity("GPU", NodeSelectorOperator::Exists, {})
                   .requiredNodeAffinity("GPU", NodeSelectorOperator::In, {"AMD", "INTER"}),
-       .labels = {{"GPU", "NVIDIA-GRID-K1"}}, .wantFilter = kErrPod},
+       .labels = {{"GPU", "NVIDIA-GRID-K1"}},
+       .wantFilter = kErrPod},
       {.name = "Pod with multiple NodeSelectorTerms ORed in affinity, matches the node's labels "
                "and will schedule onto the node",
        .pod = MakePod()
@@ -117,69 +129,97 @@ TEST(NodeAffinity, FilterAndPreFilterMatchUpstreamTable) {
        .labels = {{"foo", "bar"}}},
       {.name = "Pod with an Affinity and a PodSpec.NodeSelector(the old thing that we are "
                "deprecating) both are satisfied, will schedule onto the node",
-       .pod = MakePod().nodeSelector({{"foo", "bar"}}).requiredNodeAffinity(
-           "foo", NodeSelectorOperator::Exists, {}),
+       .pod = MakePod()
+                  .nodeSelector({{"foo", "bar"}})
+                  .requiredNodeAffinity("foo", NodeSelectorOperator::Exists, {}),
        .labels = {{"foo", "bar"}}},
       {.name = "Pod with an Affinity matches node's labels but the PodSpec.NodeSelector(the old "
                "thing that we are deprecating) is not satisfied, won't schedule onto the node",
-       .pod = MakePod().nodeSelector({{"foo", "bar"}}).requiredNodeAffinity(
-           "foo", NodeSelectorOperator::Exists, {}),
-       .labels = {{"foo", "barrrrrr"}}, .wantFilter = kErrPod},
+       .pod = MakePod()
+                  .nodeSelector({{"foo", "bar"}})
+                  .requiredNodeAffinity("foo", NodeSelectorOperator::Exists, {}),
+       .labels = {{"foo", "barrrrrr"}},
+       .wantFilter = kErrPod},
       {.name = "Pod with an invalid value in Affinity term won't be scheduled onto the node",
        .pod = MakePod().requiredNodeAffinity("foo", NodeSelectorOperator::NotIn,
                                              {"invalid value: ___@#$%^"}),
-       .labels = {{"foo", "bar"}}, .wantFilter = kErrPod},
+       .labels = {{"foo", "bar"}},
+       .wantFilter = kErrPod},
       {.name = "Pod with matchFields using In operator that matches the existing node",
-       .pod = MakePod().matchFieldsName({"node1"}), .nodeName = "node1",
+       .pod = MakePod().matchFieldsName({"node1"}),
+       .nodeName = "node1",
        .wantNodes = std::set<std::string>{"node1"}},
       {.name = "Pod with matchFields using In operator that does not match the existing node",
-       .pod = MakePod().matchFieldsName({"node1"}), .nodeName = "node2", .wantFilter = kErrPod,
+       .pod = MakePod().matchFieldsName({"node1"}),
+       .nodeName = "node2",
+       .wantFilter = kErrPod,
        .wantNodes = std::set<std::string>{"node1"}},
       {.name = "Pod with two terms: matchFields does not match, but matchExpressions matches",
        .pod = MakePod().matchFieldsName({"node1"}).orTerm().requiredNodeAffinityIn("foo", {"bar"}),
-       .labels = {{"foo", "bar"}}, .nodeName = "node2"},
+       .labels = {{"foo", "bar"}},
+       .nodeName = "node2"},
       {.name = "Pod with one term: matchFields does not match, but matchExpressions matches",
        .pod = MakePod().matchFieldsName({"node1"}).requiredNodeAffinityIn("foo", {"bar"}),
-       .labels = {{"foo", "bar"}}, .nodeName = "node2", .wantFilter = kErrPod,
+       .labels = {{"foo", "bar"}},
+       .nodeName = "node2",
+       .wantFilter = kErrPod,
        .wantNodes = std::set<std::string>{"node1"}},
       {.name = "Pod with one term: both matchFields and matchExpressions match",
        .pod = MakePod().matchFieldsName({"node1"}).requiredNodeAffinityIn("foo", {"bar"}),
-       .labels = {{"foo", "bar"}}, .nodeName = "node1",
+       .labels = {{"foo", "bar"}},
+       .nodeName = "node1",
        .wantNodes = std::set<std::string>{"node1"}},
       {.name = "Pod with two terms: both matchFields and matchExpressions do not match",
        .pod = MakePod().matchFieldsName({"node1"}).orTerm().requiredNodeAffinityIn(
            "foo", {"not-match-to-bar"}),
-       .labels = {{"foo", "bar"}}, .nodeName = "node2", .wantFilter = kErrPod},
+       .labels = {{"foo", "bar"}},
+       .nodeName = "node2",
+       .wantFilter = kErrPod},
       {.name = "Pod with two terms of node.Name affinity",
        .pod = MakePod().matchFieldsName({"node1"}).orTerm().matchFieldsName({"node2"}),
-       .nodeName = "node2", .wantNodes = std::set<std::string>{"node1", "node2"}},
+       .nodeName = "node2",
+       .wantNodes = std::set<std::string>{"node1", "node2"}},
       {.name = "Pod with two conflicting mach field requirements",
        .pod = MakePod().matchFieldsName({"node1"}).matchFieldsName({"node2"}),
-       .labels = {{"foo", "bar"}}, .nodeName = "node2", .wantFilter = kErrPod,
+       .labels = {{"foo", "bar"}},
+       .nodeName = "node2",
+       .wantFilter = kErrPod,
        .wantPre = Pre::Conflict},
       {.name = "Matches added affinity and Pod's node affinity",
-       .pod = MakePod().requiredNodeAffinityIn("zone", {"foo"}), .labels = {{"zone", "foo"}},
-       .nodeName = "node2", .added = addedRequired(nameIn({"node2"}))},
+       .pod = MakePod().requiredNodeAffinityIn("zone", {"foo"}),
+       .labels = {{"zone", "foo"}},
+       .nodeName = "node2",
+       .added = addedRequired(nameIn({"node2"}))},
       {.name = "Matches added affinity but not Pod's node affinity",
-       .pod = MakePod().requiredNodeAffinityIn("zone", {"bar"}), .labels = {{"zone", "foo"}},
-       .nodeName = "node2", .wantFilter = kErrPod, .added = addedRequired(nameIn({"node2"}))},
-      {.name = "Doesn't match added affinity", .pod = MakePod(), .labels = {{"zone", "foo"}},
-       .nodeName = "node2", .wantFilter = kErrEnforced,
+       .pod = MakePod().requiredNodeAffinityIn("zone", {"bar"}),
+       .labels = {{"zone", "foo"}},
+       .nodeName = "node2",
+       .wantFilter = kErrPod,
+       .added = addedRequired(nameIn({"node2"}))},
+      {.name = "Doesn't match added affinity",
+       .pod = MakePod(),
+       .labels = {{"zone", "foo"}},
+       .nodeName = "node2",
+       .wantFilter = kErrEnforced,
        .added = addedRequired(exprIn("zone", {"bar"}))},
       // berth-specific cases below.
       {.name = "matchFields NotIn does not narrow",
-       .pod = MakePod().requiredTerm([] {
-         api::NodeSelectorTerm t;
-         t.matchFields.push_back({"metadata.name", NodeSelectorOperator::NotIn, {"node1"}});
-         return t;
-       }()),
+       .pod =
+           MakePod().requiredTerm([] {
+             api::NodeSelectorTerm t;
+             t.matchFields.push_back({"metadata.name", NodeSelectorOperator::NotIn, {"node1"}});
+             return t;
+           }()),
        .nodeName = "node2"},
       {.name = "a required affinity without terms matches no node",
-       .pod = MakePod().requiredNodeAffinityNoTerms(), .labels = {{"foo", "bar"}},
+       .pod = MakePod().requiredNodeAffinityNoTerms(),
+       .labels = {{"foo", "bar"}},
        .wantFilter = kErrPod},
       {.name = "enforced affinity is checked before the pod's own",
-       .pod = MakePod().nodeSelector({{"zone", "x"}}), .labels = {{"zone", "foo"}},
-       .wantFilter = kErrEnforced, .added = addedRequired(exprIn("zone", {"bar"}))},
+       .pod = MakePod().nodeSelector({{"zone", "x"}}),
+       .labels = {{"zone", "foo"}},
+       .wantFilter = kErrEnforced,
+       .added = addedRequired(exprIn("zone", {"bar"}))},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -261,26 +301,39 @@ TEST(NodeAffinity, ScoreMatchesUpstreamTable) {
     std::optional<api::NodeAffinity> added = std::nullopt;
   };
   const std::vector<Case> cases = {
-      {"all nodes are same priority as NodeAffinity is nil", MakePod(),
-       {{"node1", label1}, {"node2", label2}, {"node3", label3}}, {}},
+      {"all nodes are same priority as NodeAffinity is nil",
+       MakePod(),
+       {{"node1", label1}, {"node2", label2}, {"node3", label3}},
+       {}},
       {"no node matches preferred scheduling requirements in NodeAffinity of pod so all nodes' "
        "priority is zero",
-       affinity1(), {{"node1", label4}, {"node2", label2}, {"node3", label3}}, {0, 0, 0}},
-      {"only node1 matches the preferred scheduling requirements of pod", affinity1(),
-       {{"node1", label1}, {"node2", label2}, {"node3", label3}}, {100, 0, 0}},
+       affinity1(),
+       {{"node1", label4}, {"node2", label2}, {"node3", label3}},
+       {0, 0, 0}},
+      {"only node1 matches the preferred scheduling requirements of pod",
+       affinity1(),
+       {{"node1", label1}, {"node2", label2}, {"node3", label3}},
+       {100, 0, 0}},
       {"all nodes matches the preferred scheduling requirements of pod but with different "
        "priorities ",
-       affinity2(), {{"node1", label1}, {"node5", label5}, {"node2", label2}}, {18, 100, 36}},
-      {"added affinity", MakePod(), {{"node1", label1}, {"node2", label2}}, {100, 0},
+       affinity2(),
+       {{"node1", label1}, {"node5", label5}, {"node2", label2}},
+       {18, 100, 36}},
+      {"added affinity",
+       MakePod(),
+       {{"node1", label1}, {"node2", label2}},
+       {100, 0},
        addedPreferred(2, "foo", "bar")},
-      {"added affinity and pod has default affinity", affinity1(),
-       {{"node1", label1}, {"node2", label2}, {"node3", label5}}, {40, 60, 100},
+      {"added affinity and pod has default affinity",
+       affinity1(),
+       {{"node1", label1}, {"node2", label2}, {"node3", label5}},
+       {40, 60, 100},
        addedPreferred(3, "key", "value")},
       // berth-specific: a weight-0 term counts for nothing.
-      {"zero-weight preferred term", MakePod().preferredNodeAffinity(0, "foo",
-                                                                     NodeSelectorOperator::In,
-                                                                     {"bar"}),
-       {{"node1", label1}, {"node2", label2}}, {}},
+      {"zero-weight preferred term",
+       MakePod().preferredNodeAffinity(0, "foo", NodeSelectorOperator::In, {"bar"}),
+       {{"node1", label1}, {"node2", label2}},
+       {}},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.name);
@@ -305,10 +358,11 @@ TEST(NodeAffinity, ScoreWorksWithPreScoreDisabled) {
   // back to reading the pod when its PreScore did not run.
   auto p = profile();
   p.plugins.preScore.disabled = {test::plugin("NodeAffinity")};
-  test::Harness h(p, {MakeNode().name("node1").label("foo", "bar").obj(),
-                      MakeNode().name("node5").label("foo", "bar").label("key", "value")
-                          .label("az", "az1").obj(),
-                      MakeNode().name("node2").label("key", "value").obj()});
+  test::Harness h(
+      p,
+      {MakeNode().name("node1").label("foo", "bar").obj(),
+       MakeNode().name("node5").label("foo", "bar").label("key", "value").label("az", "az1").obj(),
+       MakeNode().name("node2").label("key", "value").obj()});
   ASSERT_TRUE(h.fw().pluginsByExtensionPoint().at("PreScore").empty());
   auto run = h.score(affinity2().obj());
   ASSERT_TRUE(run.status.isSuccess()) << run.status.message();

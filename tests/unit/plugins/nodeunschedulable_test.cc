@@ -56,9 +56,9 @@ TEST(NodeUnschedulable, RejectsCordonedNodesUnlessTolerated) {
 
 TEST(NodeUnschedulable, ATaintOnTheNodeIsNotACordon) {
   // The node.kubernetes.io/unschedulable taint itself is TaintToleration's business.
-  test::Harness h(test::profileWith({test::plugin("NodeUnschedulable")}),
-                  {MakeNode().name("n").taint("node.kubernetes.io/unschedulable", "",
-                                              "NoSchedule").obj()});
+  test::Harness h(
+      test::profileWith({test::plugin("NodeUnschedulable")}),
+      {MakeNode().name("n").taint("node.kubernetes.io/unschedulable", "", "NoSchedule").obj()});
   auto run = h.filter(MakePod().name("p").obj());
   ASSERT_EQ(run.filter.size(), 1u);
   EXPECT_TRUE(run.filter[0].isSuccess());

@@ -53,7 +53,8 @@ TEST(TaintToleration, FilterMatchesUpstreamTable) {
        {{"dedicated", "", "user1", "NoSchedule"}},
        {{"dedicated", "user1", "NoSchedule"}},
        ""},
-      {"A pod which can't be scheduled on a dedicated node assigned to user2 with effect NoSchedule",
+      {"A pod which can't be scheduled on a dedicated node assigned to user2 with effect "
+       "NoSchedule",
        {{"dedicated", "Equal", "user2", "NoSchedule"}},
        {{"dedicated", "user1", "NoSchedule"}},
        "node(s) had untolerated taint {dedicated: user1}"},
@@ -172,14 +173,13 @@ TEST(TaintToleration, ScoreMatchesUpstreamTable) {
        {{"cpu-type", "Exists", "", ""}},
        {{}, {{"cpu-type", "arm64", "PreferNoSchedule"}}},
        {100, 100}},
-      {"no node has untolerated taints: all get the maximum",
-       {},
-       {{}, {}, {}},
-       {100, 100, 100}},
+      {"no node has untolerated taints: all get the maximum", {}, {{}, {}, {}}, {100, 100, 100}},
       {"three untolerated taints against one",
        {},
        {{{"a", "", "PreferNoSchedule"}},
-        {{"a", "", "PreferNoSchedule"}, {"b", "", "PreferNoSchedule"}, {"c", "", "PreferNoSchedule"}}},
+        {{"a", "", "PreferNoSchedule"},
+         {"b", "", "PreferNoSchedule"},
+         {"c", "", "PreferNoSchedule"}}},
        {67, 0}},
   };
   for (const auto& c : cases) {
