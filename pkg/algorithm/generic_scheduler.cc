@@ -132,45 +132,60 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   // thread timing when every node is evaluated.
   enum : uint8_t { kUnvisited, kFeasible, kRejected };
   std::vector<uint8_t> verdict(n, kUnvisited);
-  std::vector<Status> statuses(n);
+  // Only rejections carry a status, so they are kept sparse: most nodes fit or share few reasons.
+  std::vector<std::pair<size_t, Status>> rejected;
+  std::mutex mu;
   std::atomic<size_t> found{0};
   std::atomic<bool> failed{false};
   const size_t start = n == 0 ? 0 : next_start_node_index_ % n;
+  const auto filters = fw.filtersToRun(state);
   parallelizer_.forEachChunk(n, [&](size_t begin, size_t end) {
+    std::vector<std::pair<size_t, Status>> local;
     for (size_t i = begin; i < end; ++i) {
       if (found.load(std::memory_order_relaxed) >= want || failed.load(std::memory_order_relaxed)) {
-        return;
+        break;
       }
-      size_t k = (start + i) % n;
-      Status st = fw.runFilterPlugins(state, pod, *nodes[k]);
+      Status st = fw.runFilterPlugins(filters, state, pod, *nodes[(start + i) % n]);
       if (st.isSuccess()) {
         verdict[i] = kFeasible;
         found.fetch_add(1, std::memory_order_relaxed);
       } else {
         if (!st.isRejected()) failed = true;
         verdict[i] = kRejected;
-        statuses[i] = std::move(st);
+        local.emplace_back(i, std::move(st));
       }
     }
+    std::lock_guard lock(mu);
+    for (auto& r : local) rejected.push_back(std::move(r));
   });
+  std::sort(rejected.begin(), rejected.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
 
   std::vector<const framework::NodeInfo*> feasible;
+  std::vector<std::string_view> plugins;  // distinct rejecting plugins, few
   size_t processed = 0;
+  auto next = rejected.begin();
+  diagnosis.nodeToStatus.reserve(rejected.size());
   for (size_t i = 0; i < n && feasible.size() < want; ++i) {
     if (verdict[i] == kUnvisited) continue;
     processed = i + 1;
-    size_t k = (start + i) % n;
+    const framework::NodeInfo* node = nodes[(start + i) % n];
     if (verdict[i] == kFeasible) {
-      feasible.push_back(nodes[k]);
+      feasible.push_back(node);
       continue;
     }
-    if (!statuses[i].isRejected()) {
-      error = std::move(statuses[i]);
+    Status& st = next->second;
+    ++next;
+    if (!st.isRejected()) {
+      error = std::move(st);
       return {};
     }
-    diagnosis.unschedulablePlugins.emplace(statuses[i].plugin());
-    diagnosis.nodeToStatus.emplace_back(nodes[k]->name(), std::move(statuses[i]));
+    if (std::find(plugins.begin(), plugins.end(), st.plugin()) == plugins.end()) {
+      plugins.push_back(st.plugin());
+    }
+    diagnosis.nodeToStatus.emplace_back(node->name(), std::move(st));
   }
+  for (auto p : plugins) diagnosis.unschedulablePlugins.emplace(p);
   if (numAllNodes > 0) next_start_node_index_ = (next_start_node_index_ + processed) % numAllNodes;
   return feasible;
 }

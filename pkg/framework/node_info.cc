@@ -33,6 +33,9 @@ bool HostPortInfo::conflicts(const HostPort& p) const {
 void NodeInfo::setNode(api::NodePtr node) {
   node_ = std::move(node);
   name_ = node_ ? node_->metadata.name : std::string();
+  labels_ = node_ ? labels::LabelSet(node_->metadata.labels) : labels::LabelSet();
+  unschedulable_ = node_ && node_->spec.unschedulable;
+  taints_ = node_ ? std::span<const api::Taint>(node_->spec.taints) : std::span<const api::Taint>();
   allocatable_ = node_ ? Resource::fromList(node_->status.allocatable) : Resource{};
   bump();
 }

@@ -5,12 +5,14 @@
 
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
 #include "pkg/api/types.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/resource.h"
+#include "pkg/labels/label_set.h"
 
 namespace berth::framework {
 
@@ -36,6 +38,11 @@ class NodeInfo {
   const api::Node* node() const { return node_.get(); }
   const api::NodePtr& nodePtr() const { return node_; }
   const std::string& name() const { return name_; }
+  // The node's labels in a lookup-friendly layout (empty without a node).
+  const labels::LabelSet& labels() const { return labels_; }
+  // Copies of spec fields every Filter reads, kept here to spare a cache miss per node.
+  bool unschedulable() const { return unschedulable_; }
+  std::span<const api::Taint> taints() const { return taints_; }
 
   void addPod(PodInfoPtr pod);
   // Removes the pod with this uid (or namespace/name when uids are empty); false when absent.
@@ -53,6 +60,9 @@ class NodeInfo {
 
   api::NodePtr node_;
   std::string name_;
+  labels::LabelSet labels_;
+  bool unschedulable_ = false;
+  std::span<const api::Taint> taints_;  // into *node_
   std::vector<PodInfoPtr> pods_;
   Resource allocatable_;
   Resource requested_;

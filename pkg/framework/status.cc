@@ -19,8 +19,8 @@ std::string_view codeName(Code code) {
 }
 
 void Status::addReason(std::string_view staticReason) {
-  if (static_reason_.empty() && reasons_.empty()) {
-    static_reason_ = staticReason;
+  if (pieces_[0].empty() && reasons_.empty()) {
+    pieces_[0] = staticReason;
   } else {
     reasons_.emplace_back(staticReason);
   }

@@ -4,8 +4,9 @@
 // in the FitError message. The runtime, not the plugin, records which plugin produced a status.
 //
 // Filter runs once per node and most rejections repeat a constant sentence, so a Status built from a
-// string literal (a std::string_view of static storage) allocates nothing.
+// string literal (a std::string_view of static storage), or from pieces of one, allocates nothing.
 
+#include <array>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -29,8 +30,11 @@ class [[nodiscard]] Status {
  public:
   Status() = default;  // Success
   // `staticReason` must have static storage duration (a string literal).
-  Status(Code code, std::string_view staticReason) : code_(code), static_reason_(staticReason) {}
-  Status(Code code, const char* staticReason) : code_(code), static_reason_(staticReason) {}
+  Status(Code code, std::string_view staticReason) : code_(code), pieces_{staticReason} {}
+  Status(Code code, const char* staticReason) : code_(code), pieces_{staticReason} {}
+  // One reason made of up to five pieces, joined only when read. The pieces must outlive the status:
+  // string literals, or fields of objects in the snapshot the cycle runs on (a taint's key, say).
+  Status(Code code, std::array<std::string_view, 5> pieces) : code_(code), pieces_(pieces) {}
   Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
   Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}
 
@@ -53,7 +57,13 @@ class [[nodiscard]] Status {
   // Calls fn(std::string_view) for each reason, without copying.
   template <typename Fn>
   void forEachReason(Fn&& fn) const {
-    if (!static_reason_.empty()) fn(static_reason_);
+    if (!pieces_[1].empty()) {
+      std::string joined;
+      for (auto p : pieces_) joined += p;
+      fn(std::string_view(joined));
+    } else if (!pieces_[0].empty()) {
+      fn(pieces_[0]);
+    }
     for (const auto& r : reasons_) fn(std::string_view(r));
   }
   // Reasons joined with ", " as upstream's Status.Message().
@@ -69,7 +79,7 @@ class [[nodiscard]] Status {
 
  private:
   Code code_ = Code::Success;
-  std::string_view static_reason_;
+  std::array<std::string_view, 5> pieces_{};  // [0] alone: a static reason
   std::vector<std::string> reasons_;
   std::string_view plugin_;
 };

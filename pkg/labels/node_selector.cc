@@ -1,6 +1,9 @@
 #include <string_view>
 
+#include <algorithm>
+
 #include "pkg/labels/internal/match.h"
+#include "pkg/labels/node_affinity.h"
 #include "pkg/labels/selector.h"
 #include "pkg/labels/validation.h"
 
@@ -90,22 +93,26 @@ bool matchesRequirement(const api::NodeSelectorRequirement& req, const api::Stri
          isValidRequirement(req);
 }
 
-bool matchesTerm(const api::NodeSelectorTerm& term, const api::Node& node) {
+namespace {
+
+bool isValidTerm(const api::NodeSelectorTerm& term) {
   if (term.matchExpressions.empty() && term.matchFields.empty()) {
     return false;
   }
-  for (const api::NodeSelectorRequirement& req : term.matchFields) {
-    if (!isValidFieldRequirement(req)) {
-      return false;
-    }
-  }
+  return std::all_of(term.matchFields.begin(), term.matchFields.end(), isValidFieldRequirement) &&
+         std::all_of(term.matchExpressions.begin(), term.matchExpressions.end(),
+                     isValidRequirement);
+}
+
+// A valid term against a node: `lookup(key)` gives the label's value or nullopt.
+template <typename Lookup>
+bool matchesValidTerm(const api::NodeSelectorTerm& term, Lookup&& lookup, std::string_view name) {
   for (const api::NodeSelectorRequirement& req : term.matchExpressions) {
-    if (!matchesRequirement(req, node.metadata.labels)) {
+    if (!internal::matchValue(toMatchOp(req.op), lookup(req.key), req.values)) {
       return false;
     }
   }
   // Upstream only consults matchFields when the node has fields, i.e. a non-empty name.
-  const std::string& name = node.metadata.name;
   if (name.empty()) {
     return true;
   }
@@ -118,6 +125,17 @@ bool matchesTerm(const api::NodeSelectorTerm& term, const api::Node& node) {
   return true;
 }
 
+}  // namespace
+
+bool matchesTerm(const api::NodeSelectorTerm& term, const api::Node& node) {
+  const api::StringMap& labels = node.metadata.labels;
+  auto lookup = [&labels](const std::string& key) -> std::optional<std::string_view> {
+    auto it = labels.find(key);
+    return it == labels.end() ? std::nullopt : std::optional<std::string_view>(it->second);
+  };
+  return isValidTerm(term) && matchesValidTerm(term, lookup, node.metadata.name);
+}
+
 bool matchesNodeSelectorTerms(const api::NodeSelector& selector, const api::Node& node) {
   for (const api::NodeSelectorTerm& term : selector.nodeSelectorTerms) {
     if (matchesTerm(term, node)) {
@@ -125,6 +143,43 @@ bool matchesNodeSelectorTerms(const api::NodeSelector& selector, const api::Node
     }
   }
   return false;
+}
+
+CompiledTerm::CompiledTerm(const api::NodeSelectorTerm& term)
+    : term_(&term), valid_(isValidTerm(term)) {}
+
+bool CompiledTerm::matches(const LabelSet& labels, std::string_view nodeName) const {
+  auto lookup = [&labels](const std::string& key) { return labels.find(key); };
+  return valid_ && matchesValidTerm(*term_, lookup, nodeName);
+}
+
+RequiredNodeAffinity::RequiredNodeAffinity(const api::StringMap& nodeSelector,
+                                           const api::NodeSelector* required)
+    : node_selector_(&nodeSelector), has_required_(required != nullptr) {
+  if (required != nullptr) {
+    for (const auto& term : required->nodeSelectorTerms) terms_.emplace_back(term);
+  }
+}
+
+bool RequiredNodeAffinity::matches(const LabelSet& labels, std::string_view nodeName) const {
+  if (!matchesNodeSelector(*node_selector_, labels)) {
+    return false;
+  }
+  if (!has_required_) {
+    return true;
+  }
+  return std::any_of(terms_.begin(), terms_.end(),
+                     [&](const CompiledTerm& t) { return t.matches(labels, nodeName); });
+}
+
+bool matchesNodeSelector(const api::StringMap& nodeSelector, const LabelSet& labels) {
+  for (const auto& [key, value] : nodeSelector) {
+    auto have = labels.find(key);
+    if (!have || *have != value) {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace berth::labels

@@ -249,10 +249,22 @@ Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
   return returned;
 }
 
+Framework::FilterList Framework::filtersToRun(const CycleState& state) const {
+  FilterList out;
+  for (const auto* p : filter_) {
+    if (!state.filterSkipped(p->name())) out.push_back(p);
+  }
+  return out;
+}
+
 Status Framework::runFilterPlugins(const CycleState& state, const PodInfo& pod,
                                    const NodeInfo& node) const {
-  for (const auto* p : filter_) {
-    if (state.filterSkipped(p->name())) continue;
+  return runFilterPlugins(filtersToRun(state), state, pod, node);
+}
+
+Status Framework::runFilterPlugins(const FilterList& filters, const CycleState& state,
+                                   const PodInfo& pod, const NodeInfo& node) const {
+  for (const auto* p : filters) {
     Status s = p->filter(state, pod, node);
     if (s.isSuccess()) continue;
     if (!s.isRejected()) {

@@ -65,6 +65,11 @@ class Framework {
                              std::set<std::string>& rejectedBy) const;
   // Filter on one node: plugins in order, the first rejection wins.
   Status runFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
+  // The same over a list from filtersToRun(), resolved once per cycle instead of once per node.
+  using FilterList = std::vector<const FilterPlugin*>;
+  FilterList filtersToRun(const CycleState& state) const;
+  Status runFilterPlugins(const FilterList& filters, const CycleState& state, const PodInfo& pod,
+                          const NodeInfo& node) const;
   Status runPostFilterPlugins(CycleState& state, const PodInfo& pod,
                               std::string* nominatedNode) const;
   Status runPreScorePlugins(CycleState& state, const PodInfo& pod,

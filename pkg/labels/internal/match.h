@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -16,37 +17,39 @@ namespace berth::labels::internal {
 
 enum class MatchOp { In, NotIn, Exists, DoesNotExist, Gt, Lt };
 
-inline bool containsValue(const std::vector<std::string>& values, const std::string& value) {
-  return std::find(values.begin(), values.end(), value) != values.end();
+// `have` is the label's value, or nullopt when the node does not have the label.
+inline bool matchValue(MatchOp op, std::optional<std::string_view> have,
+                       const std::vector<std::string>& values) {
+  switch (op) {
+    case MatchOp::In:
+      return have && std::find(values.begin(), values.end(), *have) != values.end();
+    case MatchOp::NotIn:
+      return !have || std::find(values.begin(), values.end(), *have) == values.end();
+    case MatchOp::Exists:
+      return have.has_value();
+    case MatchOp::DoesNotExist:
+      return !have;
+    case MatchOp::Gt:
+    case MatchOp::Lt: {
+      if (!have || values.size() != 1) {
+        return false;
+      }
+      std::optional<int64_t> mine = parseInt64(*have);
+      std::optional<int64_t> want = parseInt64(values.front());
+      if (!mine || !want) {
+        return false;
+      }
+      return op == MatchOp::Gt ? *mine > *want : *mine < *want;
+    }
+  }
+  return false;
 }
 
 inline bool matchLabels(MatchOp op, const std::string& key, const std::vector<std::string>& values,
                         const api::StringMap& labels) {
   auto it = labels.find(key);
-  const bool present = it != labels.end();
-  switch (op) {
-    case MatchOp::In:
-      return present && containsValue(values, it->second);
-    case MatchOp::NotIn:
-      return !present || !containsValue(values, it->second);
-    case MatchOp::Exists:
-      return present;
-    case MatchOp::DoesNotExist:
-      return !present;
-    case MatchOp::Gt:
-    case MatchOp::Lt: {
-      if (!present || values.size() != 1) {
-        return false;
-      }
-      std::optional<int64_t> have = parseInt64(it->second);
-      std::optional<int64_t> want = parseInt64(values.front());
-      if (!have || !want) {
-        return false;
-      }
-      return op == MatchOp::Gt ? *have > *want : *have < *want;
-    }
-  }
-  return false;
+  return matchValue(op, it == labels.end() ? std::nullopt : std::optional<std::string_view>(it->second),
+                    values);
 }
 
 }  // namespace berth::labels::internal

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "pkg/labels/selector.h"
+#include "pkg/labels/node_affinity.h"
 #include "pkg/plugins/names.h"
 
 namespace berth::plugins::nodeaffinity {
@@ -11,6 +11,7 @@ namespace {
 using framework::Code;
 using framework::Status;
 
+const framework::StateKey kPreFilterStateKey = framework::makeStateKey("PreFilterNodeAffinity");
 const framework::StateKey kPreScoreStateKey = framework::makeStateKey("PreScoreNodeAffinity");
 
 const api::NodeSelector* requiredAffinity(const api::Pod& pod) {
@@ -21,9 +22,20 @@ const api::NodeSelector* requiredAffinity(const api::Pod& pod) {
   return &*a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution;
 }
 
-// The pod's preferred terms (and the profile's), weight 0 dropped; pointers into the pod and plugin.
+// The pod's nodeSelector and required terms, compiled once per cycle; borrows from the pod.
+struct PreFilterState final : framework::StateData {
+  explicit PreFilterState(const api::Pod& pod)
+      : required(pod.spec.nodeSelector, requiredAffinity(pod)) {}
+  labels::RequiredNodeAffinity required;
+  std::unique_ptr<framework::StateData> clone() const override {
+    return std::make_unique<PreFilterState>(*this);
+  }
+};
+
+// The pod's preferred terms (and the profile's), weight 0 dropped, compiled; borrows from the pod
+// and the plugin.
 struct PreScoreState final : framework::StateData {
-  std::vector<const api::PreferredSchedulingTerm*> terms;
+  std::vector<std::pair<labels::CompiledTerm, int32_t>> terms;
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -39,16 +51,20 @@ class NodeAffinity final : public framework::PreFilterPlugin,
       added_required_ = args.addedAffinity->requiredDuringSchedulingIgnoredDuringExecution;
       added_preferred_ = args.addedAffinity->preferredDuringSchedulingIgnoredDuringExecution;
     }
+    if (added_required_) {
+      added_required_compiled_.emplace(kNoNodeSelector, &*added_required_);
+    }
   }
 
   std::string_view name() const override { return names::kNodeAffinity; }
 
-  Status preFilter(framework::CycleState&, const framework::PodInfo& pod,
+  Status preFilter(framework::CycleState& state, const framework::PodInfo& pod,
                    framework::PreFilterResult& result) const override {
     const api::NodeSelector* required = requiredAffinity(*pod);
     if (required == nullptr && !added_required_ && pod->spec.nodeSelector.empty()) {
       return Status::skip();
     }
+    state.write(kPreFilterStateKey, std::make_unique<PreFilterState>(*pod));
     if (required == nullptr || required->nodeSelectorTerms.empty()) return Status::success();
 
     // Terms naming nodes by metadata.name narrow the nodes to evaluate: within a term the names are
@@ -77,17 +93,18 @@ class NodeAffinity final : public framework::PreFilterPlugin,
     return Status::success();
   }
 
-  Status filter(const framework::CycleState&, const framework::PodInfo& pod,
+  Status filter(const framework::CycleState& state, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::error("node not found");
-    if (added_required_ && !labels::matchesNodeSelectorTerms(*added_required_, *node.node())) {
+    if (added_required_compiled_ &&
+        !added_required_compiled_->matches(node.labels(), node.name())) {
       return Status(Code::UnschedulableAndUnresolvable, kErrReasonEnforced);
     }
-    if (!labels::matchesNodeSelector(pod->spec.nodeSelector, node.node()->metadata.labels)) {
-      return Status(Code::UnschedulableAndUnresolvable, kErrReasonPod);
-    }
-    const api::NodeSelector* required = requiredAffinity(*pod);
-    if (required != nullptr && !labels::matchesNodeSelectorTerms(*required, *node.node())) {
+    const auto* s = state.readAs<PreFilterState>(kPreFilterStateKey);
+    // As upstream, Filter still works when PreFilter is disabled in the profile.
+    std::optional<PreFilterState> fallback;
+    if (s == nullptr) s = &fallback.emplace(*pod);
+    if (!s->required.matches(node.labels(), node.name())) {
       return Status(Code::UnschedulableAndUnresolvable, kErrReasonPod);
     }
     return Status::success();
@@ -112,8 +129,8 @@ class NodeAffinity final : public framework::PreFilterPlugin,
       s = &fallback;
     }
     out = 0;
-    for (const auto* t : s->terms) {
-      if (labels::matchesTerm(t->preference, *node.node())) out += t->weight;
+    for (const auto& [term, weight] : s->terms) {
+      if (term.matches(node.labels(), node.name())) out += weight;
     }
     return Status::success();
   }
@@ -129,15 +146,17 @@ class NodeAffinity final : public framework::PreFilterPlugin,
     const auto& a = pod.spec.affinity;
     if (a && a->nodeAffinity) {
       for (const auto& t : a->nodeAffinity->preferredDuringSchedulingIgnoredDuringExecution) {
-        if (t.weight != 0) s.terms.push_back(&t);
+        if (t.weight != 0) s.terms.emplace_back(labels::CompiledTerm(t.preference), t.weight);
       }
     }
     for (const auto& t : added_preferred_) {
-      if (t.weight != 0) s.terms.push_back(&t);
+      if (t.weight != 0) s.terms.emplace_back(labels::CompiledTerm(t.preference), t.weight);
     }
   }
 
+  static inline const api::StringMap kNoNodeSelector;
   std::optional<api::NodeSelector> added_required_;
+  std::optional<labels::RequiredNodeAffinity> added_required_compiled_;  // borrows added_required_
   std::vector<api::PreferredSchedulingTerm> added_preferred_;
 };
 

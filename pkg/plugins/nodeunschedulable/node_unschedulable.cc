@@ -16,7 +16,7 @@ class NodeUnschedulable final : public framework::FilterPlugin {
     if (node.node() == nullptr) {
       return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnknownCondition);
     }
-    if (!node.node()->spec.unschedulable) return framework::Status::success();
+    if (!node.unschedulable()) return framework::Status::success();
     static const api::Taint kCordon{std::string(kTaintNodeUnschedulable), "", "NoSchedule"};
     if (labels::toleratesAny(pod->spec.tolerations, kCordon)) return framework::Status::success();
     return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnschedulable);

@@ -28,12 +28,13 @@ class TaintToleration final : public framework::FilterPlugin,
   Status filter(const framework::CycleState&, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::error("invalid nodeInfo");
-    for (const auto& taint : node.node()->spec.taints) {
+    for (const auto& taint : node.taints()) {
       if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
       if (labels::toleratesAny(pod->spec.tolerations, taint)) continue;
       // The v1.25–v1.34 wording, which names the taint (v1.35 shortened it to "untolerated taint(s)").
       return Status(Code::UnschedulableAndUnresolvable,
-                    "node(s) had untolerated taint {" + taint.key + ": " + taint.value + "}");
+                    std::array<std::string_view, 5>{"node(s) had untolerated taint {", taint.key,
+                                                    ": ", taint.value, "}"});
     }
     return Status::success();
   }
@@ -53,7 +54,7 @@ class TaintToleration final : public framework::FilterPlugin,
     const auto* s = state.readAs<PreScoreState>(kPreScoreStateKey);
     if (s == nullptr) return Status::error("reading \"PreScoreTaintToleration\" from cycleState");
     out = 0;
-    for (const auto& taint : node.node()->spec.taints) {
+    for (const auto& taint : node.taints()) {
       if (taint.effect == "PreferNoSchedule" && !labels::toleratesAny(s->preferNoSchedule, taint)) {
         ++out;
       }
