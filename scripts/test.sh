@@ -12,7 +12,8 @@ scripts/build.sh build
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
 echo "== asan+ubsan build"
-scripts/build.sh build-asan -DBERTH_SANITIZE=ON -DBERTH_BUILD_BENCH=OFF
+# -O0 keeps the second build short; the sanitizers do not need the optimiser.
+scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBERTH_SANITIZE=ON -DBERTH_BUILD_BENCH=OFF
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 
 echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run)"
