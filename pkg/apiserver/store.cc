@@ -1,0 +1,995 @@
+#include "pkg/apiserver/store.h"
+
+#include <algorithm>
+#include <array>
+#include <charconv>
+#include <cstdio>
+#include <random>
+
+#include "pkg/api/decode.h"
+
+namespace berth::apiserver {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr std::array<ResourceInfo, 5> kResources = {{
+    {Resource::Nodes, "", "v1", "nodes", "Node", "NodeList", false},
+    {Resource::Pods, "", "v1", "pods", "Pod", "PodList", true},
+    {Resource::Events, "", "v1", "events", "Event", "EventList", true},
+    {Resource::EventsV1, "events.k8s.io", "v1", "events", "Event", "EventList", true},
+    {Resource::Leases, "coordination.k8s.io", "v1", "leases", "Lease", "LeaseList", true},
+}};
+
+// etcd key prefixes (nodes are still stored as "minions"); they appear in precondition errors.
+std::string_view storagePrefix(Resource resource) {
+  switch (resource) {
+    case Resource::Nodes:
+      return "/registry/minions/";
+    case Resource::Pods:
+      return "/registry/pods/";
+    case Resource::Events:
+    case Resource::EventsV1:
+      return "/registry/events/";
+    case Resource::Leases:
+      return "/registry/leases/";
+  }
+  return "/registry/";
+}
+
+// Go's %q for the names that reach error messages.
+std::string quote(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+// schema.GroupResource.String(): "pods", "leases.coordination.k8s.io".
+std::string qualifiedResource(const ResourceInfo& info) {
+  std::string out(info.name);
+  if (!info.group.empty()) {
+    out += ".";
+    out += info.group;
+  }
+  return out;
+}
+
+ApiError notFound(const ResourceInfo& info, std::string_view name) {
+  return ApiError{404,
+                  "NotFound",
+                  qualifiedResource(info) + " " + quote(name) + " not found",
+                  std::string(name),
+                  std::string(info.group),
+                  std::string(info.name)};
+}
+
+ApiError alreadyExists(const ResourceInfo& info, std::string_view name) {
+  return ApiError{409,
+                  "AlreadyExists",
+                  qualifiedResource(info) + " " + quote(name) + " already exists",
+                  std::string(name),
+                  std::string(info.group),
+                  std::string(info.name)};
+}
+
+// errors.NewConflict; `resource` is the qualified resource ("pods", "pods/binding").
+ApiError conflict(std::string_view group, std::string_view resource, std::string_view name,
+                  std::string_view cause) {
+  std::string qualified(resource);
+  if (!group.empty()) {
+    qualified += ".";
+    qualified += group;
+  }
+  return ApiError{409,
+                  "Conflict",
+                  "Operation cannot be fulfilled on " + qualified + " " + quote(name) + ": " +
+                      std::string(cause),
+                  std::string(name),
+                  std::string(group),
+                  std::string(resource)};
+}
+
+constexpr std::string_view kOptimisticLock =
+    "the object has been modified; please apply your changes to the latest version and try again";
+
+ApiError badRequest(std::string message) { return ApiError{400, "BadRequest", std::move(message)}; }
+
+// The StorageError a failed storage.Preconditions check turns into (ErrCodeInvalidObj = 4).
+std::optional<ApiError> checkPreconditions(Resource resource, const Preconditions& pre,
+                                           const json& object, std::string_view ns,
+                                           std::string_view name) {
+  const ResourceInfo& info = resourceInfo(resource);
+  const json& meta = object["metadata"];
+  std::string detail;
+  const std::string uid = meta.value("uid", "");
+  const std::string rv = meta.value("resourceVersion", "");
+  if (!pre.uid.empty() && pre.uid != uid) {
+    detail =
+        "Precondition failed: UID in precondition: " + pre.uid + ", UID in object meta: " + uid;
+  } else if (!pre.resourceVersion.empty() && pre.resourceVersion != rv) {
+    detail = "Precondition failed: ResourceVersion in precondition: " + pre.resourceVersion +
+             ", ResourceVersion in object meta: " + rv;
+  } else {
+    return std::nullopt;
+  }
+  std::string key(storagePrefix(resource));
+  if (info.namespaced) {
+    key += std::string(ns) + "/";
+  }
+  key += name;
+  return conflict(info.group, info.name, name,
+                  "StorageError: invalid object, Code: 4, Key: " + key +
+                      ", ResourceVersion: 0, AdditionalErrorMsg: " + detail);
+}
+
+std::optional<uint64_t> parseVersion(std::string_view text) {
+  uint64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) {
+    return std::nullopt;
+  }
+  return v;
+}
+
+api::StringMap labelsOf(const json& object) {
+  api::StringMap out;
+  auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return out;
+  }
+  auto labels = meta->find("labels");
+  if (labels == meta->end() || !labels->is_object()) {
+    return out;
+  }
+  for (const auto& [k, v] : labels->items()) {
+    if (v.is_string()) {
+      out[k] = v.get<std::string>();
+    }
+  }
+  return out;
+}
+
+// The string at a dotted path, "" when absent; booleans print as Go's strconv.FormatBool.
+std::string stringAt(const json& object, std::initializer_list<std::string_view> path,
+                     std::string_view absentBool = "") {
+  const json* cur = &object;
+  for (std::string_view part : path) {
+    if (!cur->is_object()) {
+      return std::string(absentBool);
+    }
+    auto it = cur->find(std::string(part));
+    if (it == cur->end()) {
+      return std::string(absentBool);
+    }
+    cur = &*it;
+  }
+  if (cur->is_string()) {
+    return cur->get<std::string>();
+  }
+  if (cur->is_boolean()) {
+    return cur->get<bool>() ? "true" : "false";
+  }
+  return std::string(absentBool);
+}
+
+// The field labels each resource's conversion function accepts (pkg/apis/core/v1/conversion.go).
+bool supportsField(Resource resource, std::string_view field) {
+  if (field == "metadata.name" || field == "metadata.namespace") {
+    return true;
+  }
+  static constexpr std::string_view kPod[] = {"spec.nodeName",
+                                              "spec.restartPolicy",
+                                              "spec.schedulerName",
+                                              "spec.serviceAccountName",
+                                              "spec.hostNetwork",
+                                              "status.phase",
+                                              "status.nominatedNodeName",
+                                              "status.podIP"};
+  static constexpr std::string_view kEvent[] = {"involvedObject.kind",
+                                                "involvedObject.namespace",
+                                                "involvedObject.name",
+                                                "involvedObject.uid",
+                                                "involvedObject.apiVersion",
+                                                "involvedObject.resourceVersion",
+                                                "involvedObject.fieldPath",
+                                                "reason",
+                                                "reportingComponent",
+                                                "source",
+                                                "type"};
+  switch (resource) {
+    case Resource::Pods:
+      return std::find(std::begin(kPod), std::end(kPod), field) != std::end(kPod);
+    case Resource::Nodes:
+      return field == "spec.unschedulable";
+    case Resource::Events:
+      return std::find(std::begin(kEvent), std::end(kEvent), field) != std::end(kEvent);
+    default:
+      return false;
+  }
+}
+
+// Splits on commas not escaped by a backslash (fields.splitTerms).
+std::vector<std::string> splitTerms(std::string_view text) {
+  std::vector<std::string> out;
+  std::string cur;
+  bool escaped = false;
+  for (char c : text) {
+    if (escaped) {
+      cur += c;
+      escaped = false;
+    } else if (c == '\\') {
+      cur += c;
+      escaped = true;
+    } else if (c == ',') {
+      out.push_back(std::move(cur));
+      cur.clear();
+    } else {
+      cur += c;
+    }
+  }
+  out.push_back(std::move(cur));
+  return out;
+}
+
+// fields.UnescapeValue: only \\, \, and \= are escapes; a bare , or = is an error.
+std::optional<std::string> unescapeValue(std::string_view text, std::string* error) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (c == '\\') {
+      if (i + 1 >= text.size() ||
+          (text[i + 1] != '\\' && text[i + 1] != ',' && text[i + 1] != '=')) {
+        *error = "invalid field selector: invalid escape sequence: " +
+                 std::string(text.substr(i, std::min<size_t>(2, text.size() - i)));
+        return std::nullopt;
+      }
+      out += text[++i];
+    } else if (c == ',' || c == '=') {
+      *error = std::string("invalid field selector: unescaped character: ") + c;
+      return std::nullopt;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string randomSuffix(std::mt19937_64& rng) {
+  // names.SimpleNameGenerator's alphabet: no vowels, no confusable characters.
+  static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
+  std::string out;
+  for (int i = 0; i < 5; ++i) {
+    out += kAlphabet[rng() % kAlphabet.size()];
+  }
+  return out;
+}
+
+std::mt19937_64& rng() {
+  static thread_local std::mt19937_64 gen{std::random_device{}()};
+  return gen;
+}
+
+std::string randomUid() {
+  auto& gen = rng();
+  uint64_t hi = gen();
+  uint64_t lo = gen();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;                  // version 4
+  lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // RFC 4122 variant
+  char buf[40];
+  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return buf;
+}
+
+api::Timestamp systemNow() {
+  auto since = std::chrono::system_clock::now().time_since_epoch();
+  return api::Timestamp{std::chrono::duration_cast<std::chrono::microseconds>(since).count()};
+}
+
+json& metadataOf(json& object) {
+  json& meta = object["metadata"];
+  if (!meta.is_object()) {
+    meta = json::object();
+  }
+  return meta;
+}
+
+void setVersion(json& object, uint64_t rv) {
+  metadataOf(object)["resourceVersion"] = std::to_string(rv);
+}
+
+}  // namespace
+
+std::string ResourceInfo::apiVersion() const {
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+const ResourceInfo& resourceInfo(Resource resource) {
+  return kResources[static_cast<size_t>(resource)];
+}
+
+std::optional<Resource> findResource(std::string_view group, std::string_view name) {
+  for (const ResourceInfo& info : kResources) {
+    if (info.group == group && info.name == name) {
+      return info.resource;
+    }
+  }
+  return std::nullopt;
+}
+
+json ApiError::toStatus() const {
+  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+                 {"status", "Failure"}, {"message", message}, {"code", code}};
+  if (!reason.empty()) {
+    status["reason"] = reason;
+  }
+  if (!kind.empty() || !name.empty()) {
+    json details = json::object();
+    if (!name.empty()) {
+      details["name"] = name;
+    }
+    if (!group.empty()) {
+      details["group"] = group;
+    }
+    if (!kind.empty()) {
+      details["kind"] = kind;
+    }
+    if (!causes.empty()) {
+      details["causes"] = causes;
+    }
+    status["details"] = std::move(details);
+  }
+  return status;
+}
+
+json successStatus(int code) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", json::object()},
+          {"status", "Success"},
+          {"code", code}};
+}
+
+// --- Field selectors ----------------------------------------------------------------------------
+
+ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_view text) {
+  FieldSelector out;
+  std::vector<std::string> parts = splitTerms(text);
+  std::sort(parts.begin(), parts.end());  // upstream sorts the terms
+  for (const std::string& part : parts) {
+    if (part.empty()) {
+      continue;
+    }
+    // The leftmost operator wins; at one position != and == are tried before =.
+    size_t at = std::string::npos;
+    std::string_view op;
+    for (size_t i = 0; i < part.size() && at == std::string::npos; ++i) {
+      for (std::string_view candidate : {"!=", "==", "="}) {
+        if (std::string_view(part).substr(i).starts_with(candidate)) {
+          at = i;
+          op = candidate;
+          break;
+        }
+      }
+    }
+    if (at == std::string::npos) {
+      return badRequest("invalid selector: '" + std::string(text) + "'; can't understand '" + part +
+                        "'");
+    }
+    std::string error;
+    auto value = unescapeValue(std::string_view(part).substr(at + op.size()), &error);
+    if (!value) {
+      return badRequest(error);
+    }
+    Term term{part.substr(0, at), std::move(*value), op != "!="};
+    if (!supportsField(resource, term.field)) {
+      if (resource == Resource::Leases || resource == Resource::EventsV1) {
+        return badRequest(quote(term.field) +
+                          " is not a known field selector: only \"metadata.name\", "
+                          "\"metadata.namespace\"");
+      }
+      return badRequest("field label not supported: " + term.field);
+    }
+    out.terms_.push_back(std::move(term));
+  }
+  return out;
+}
+
+bool FieldSelector::matches(Resource resource, const json& object) const {
+  for (const Term& t : terms_) {
+    if ((fieldValue(resource, object, t.field) == t.value) != t.equals) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string fieldValue(Resource resource, const json& object, std::string_view field) {
+  if (field == "metadata.name") {
+    return stringAt(object, {"metadata", "name"});
+  }
+  if (field == "metadata.namespace") {
+    return stringAt(object, {"metadata", "namespace"});
+  }
+  if (resource == Resource::Pods) {
+    if (field == "spec.hostNetwork") {
+      return stringAt(object, {"spec", "hostNetwork"}, "false");
+    }
+    auto dot = field.find('.');
+    if (dot == std::string_view::npos) {
+      return "";
+    }
+    return stringAt(object, {field.substr(0, dot), field.substr(dot + 1)});
+  }
+  if (resource == Resource::Nodes && field == "spec.unschedulable") {
+    return stringAt(object, {"spec", "unschedulable"}, "false");
+  }
+  if (resource == Resource::Events) {
+    if (field == "source") {
+      return stringAt(object, {"source", "component"});
+    }
+    auto dot = field.find('.');
+    if (dot == std::string_view::npos) {
+      return stringAt(object, {field});
+    }
+    return stringAt(object, {field.substr(0, dot), field.substr(dot + 1)});
+  }
+  return "";
+}
+
+// --- Lists and watch events ---------------------------------------------------------------------
+
+json ListResult::toJson(Resource resource) const {
+  const ResourceInfo& info = resourceInfo(resource);
+  json array = json::array();
+  for (const json& item : items) {
+    // Items of a typed list carry no apiVersion/kind on the wire.
+    json copy = item;
+    copy.erase("apiVersion");
+    copy.erase("kind");
+    array.push_back(std::move(copy));
+  }
+  return {{"kind", info.listKind},
+          {"apiVersion", info.apiVersion()},
+          {"metadata", {{"resourceVersion", resourceVersion}}},
+          {"items", std::move(array)}};
+}
+
+std::string_view WatchEvent::typeName() const {
+  switch (type) {
+    case Type::Added:
+      return "ADDED";
+    case Type::Modified:
+      return "MODIFIED";
+    case Type::Deleted:
+      return "DELETED";
+    case Type::Bookmark:
+      return "BOOKMARK";
+    case Type::Error:
+      return "ERROR";
+  }
+  return "ERROR";
+}
+
+json WatchEvent::toJson() const { return {{"type", typeName()}, {"object", object}}; }
+
+std::optional<WatchEvent> Watch::next(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  cv_.wait_for(lock, timeout, [&] { return !queue_.empty() || closed_; });
+  if (queue_.empty()) {
+    return std::nullopt;
+  }
+  WatchEvent event = std::move(queue_.front());
+  queue_.pop_front();
+  return event;
+}
+
+std::vector<WatchEvent> Watch::drain() {
+  std::lock_guard lock(mu_);
+  std::vector<WatchEvent> out(std::make_move_iterator(queue_.begin()),
+                              std::make_move_iterator(queue_.end()));
+  queue_.clear();
+  return out;
+}
+
+bool Watch::closed() const {
+  std::lock_guard lock(mu_);
+  return closed_;
+}
+
+void Watch::stop() {
+  {
+    std::lock_guard lock(mu_);
+    closed_ = true;
+  }
+  cv_.notify_all();
+}
+
+bool Watch::push(WatchEvent event) {
+  {
+    std::lock_guard lock(mu_);
+    if (closed_) {
+      return false;
+    }
+    if (queue_.size() >= limit_) {
+      closed_ = true;
+    } else {
+      queue_.push_back(std::move(event));
+    }
+  }
+  cv_.notify_all();
+  return !closed();
+}
+
+// --- Store --------------------------------------------------------------------------------------
+
+Store::Store(StoreOptions options) : options_(std::move(options)) {
+  if (!options_.clock) {
+    options_.clock = systemNow;
+  }
+  if (!options_.newUid) {
+    options_.newUid = randomUid;
+  }
+  if (options_.historySize == 0) {
+    options_.historySize = 1;
+  }
+}
+
+Store::~Store() { closeWatches(); }
+
+std::string Store::now() const { return api::formatTimestamp(options_.clock()); }
+
+std::string Store::resourceVersion() const {
+  std::lock_guard lock(mu_);
+  return std::to_string(rv_);
+}
+
+ApiResult<json> Store::create(Resource resource, std::string_view ns, json object) {
+  const ResourceInfo& info = resourceInfo(resource);
+  if (!object.is_object()) {
+    return badRequest("the body of the request was in an unknown format");
+  }
+  json& meta = metadataOf(object);
+  std::string objectNs = meta.value("namespace", "");
+  if (info.namespaced) {
+    if (!objectNs.empty() && objectNs != ns) {
+      return badRequest(
+          "the namespace of the provided object does not match the namespace sent on the request");
+    }
+    meta["namespace"] = std::string(ns);
+  } else {
+    meta.erase("namespace");
+  }
+  std::lock_guard lock(mu_);
+  Table& t = table(resource);
+  std::string name = meta.value("name", "");
+  const std::string generateName = meta.value("generateName", "");
+  if (name.empty() && !generateName.empty()) {
+    do {
+      name = generateName.substr(0, 58) + randomSuffix(rng());
+    } while (t.objects.count({meta.value("namespace", ""), name}) > 0);
+    meta["name"] = name;
+  }
+  if (name.empty()) {
+    std::string qualifiedKind(info.kind);
+    if (!info.group.empty()) {
+      qualifiedKind += "." + std::string(info.group);
+    }
+    ApiError error{422,
+                   "Invalid",
+                   qualifiedKind +
+                       " \"\" is invalid: metadata.name: Required value: name or generateName is "
+                       "required",
+                   "",
+                   std::string(info.group),
+                   std::string(info.kind)};
+    error.causes = json::array({{{"reason", "FieldValueRequired"},
+                                 {"message", "Required value: name or generateName is required"},
+                                 {"field", "metadata.name"}}});
+    return error;
+  }
+  Key key{meta.value("namespace", ""), name};
+  if (t.objects.count(key) > 0) {
+    return alreadyExists(info, name);
+  }
+  object["apiVersion"] = info.apiVersion();
+  object["kind"] = info.kind;
+  meta["uid"] = options_.newUid();
+  meta["creationTimestamp"] = now();
+  meta.erase("deletionTimestamp");
+  if (resource == Resource::Pods) {
+    // PodStrategy.PrepareForCreate resets the status; defaulting names the default scheduler.
+    object["status"] = {{"phase", "Pending"}};
+    json& spec = object["spec"];
+    if (!spec.is_object()) {
+      spec = json::object();
+    }
+    if (spec.value("schedulerName", "").empty()) {
+      spec["schedulerName"] = "default-scheduler";
+    }
+  }
+  setVersion(object, nextVersion());
+  t.objects[key] = object;
+  publish(resource, HistoryEntry{rv_, WatchEvent::Type::Added, object, std::nullopt});
+  return object;
+}
+
+ApiResult<json> Store::get(Resource resource, std::string_view ns, std::string_view name) const {
+  const ResourceInfo& info = resourceInfo(resource);
+  std::lock_guard lock(mu_);
+  const Table& t = table(resource);
+  auto it = t.objects.find({info.namespaced ? std::string(ns) : "", std::string(name)});
+  if (it == t.objects.end()) {
+    return notFound(info, name);
+  }
+  return it->second;
+}
+
+ApiResult<json> Store::update(Resource resource, std::string_view ns, std::string_view name,
+                              json object) {
+  return replace(resource, ns, name, std::move(object), false);
+}
+
+ApiResult<json> Store::updateStatus(Resource resource, std::string_view ns, std::string_view name,
+                                    json object) {
+  return replace(resource, ns, name, std::move(object), true);
+}
+
+ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::string_view name,
+                               json object, bool statusOnly) {
+  const ResourceInfo& info = resourceInfo(resource);
+  if (!object.is_object()) {
+    return badRequest("the body of the request was in an unknown format");
+  }
+  json& meta = metadataOf(object);
+  const std::string objectName = meta.value("name", "");
+  if (objectName != name) {
+    return badRequest("the name of the object (" + objectName +
+                      ") does not match the name on the URL (" + std::string(name) + ")");
+  }
+  const std::string objectNs = meta.value("namespace", "");
+  if (info.namespaced && !objectNs.empty() && objectNs != ns) {
+    return badRequest("the namespace of the object (" + objectNs +
+                      ") does not match the namespace on the request (" + std::string(ns) + ")");
+  }
+  const std::string rv = meta.value("resourceVersion", "");
+  if (!rv.empty() && !parseVersion(rv)) {
+    return badRequest("invalid resource version: " + quote(rv));
+  }
+  Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
+  std::unique_lock lock(mu_);
+  Table& t = table(resource);
+  auto it = t.objects.find(key);
+  if (it == t.objects.end()) {
+    // Events allow create-on-update (AllowCreateOnUpdate); the others answer 404.
+    if ((resource == Resource::Events || resource == Resource::EventsV1) && !statusOnly) {
+      lock.unlock();
+      meta.erase("resourceVersion");
+      return create(resource, ns, std::move(object));
+    }
+    return notFound(info, name);
+  }
+  const json& old = it->second;
+  // resourceVersion 0 (or none) is an unconditional update; versions compare as numbers.
+  const uint64_t want = rv.empty() ? 0 : *parseVersion(rv);
+  if (want != 0 && parseVersion(old["metadata"].value("resourceVersion", "")) != want) {
+    return conflict(info.group, info.name, name, kOptimisticLock);
+  }
+  json next;
+  if (statusOnly) {
+    next = old;
+    if (object.contains("status")) {
+      next["status"] = object["status"];
+    } else {
+      next.erase("status");
+    }
+  } else {
+    next = std::move(object);
+    json& nextMeta = metadataOf(next);
+    const json& oldMeta = old["metadata"];
+    nextMeta["uid"] = oldMeta["uid"];
+    nextMeta["creationTimestamp"] = oldMeta["creationTimestamp"];
+    nextMeta["resourceVersion"] = oldMeta["resourceVersion"];
+    if (info.namespaced) {
+      nextMeta["namespace"] = key.first;
+    } else {
+      nextMeta.erase("namespace");
+    }
+    next["apiVersion"] = info.apiVersion();
+    next["kind"] = info.kind;
+    if (resource == Resource::Pods || resource == Resource::Nodes) {
+      // A main-resource update cannot change the status (PrepareForUpdate keeps the old one).
+      if (old.contains("status")) {
+        next["status"] = old["status"];
+      } else {
+        next.erase("status");
+      }
+    }
+  }
+  if (next == old) {
+    return old;  // a no-op write: etcd3 storage skips it, so no new resourceVersion
+  }
+  HistoryEntry entry{nextVersion(), WatchEvent::Type::Modified, std::move(next), old};
+  setVersion(entry.object, entry.rv);
+  it->second = entry.object;
+  json result = entry.object;
+  publish(resource, std::move(entry));
+  return result;
+}
+
+ApiResult<json> Store::remove(Resource resource, std::string_view ns, std::string_view name,
+                              const Preconditions& preconditions) {
+  const ResourceInfo& info = resourceInfo(resource);
+  Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
+  std::lock_guard lock(mu_);
+  Table& t = table(resource);
+  auto it = t.objects.find(key);
+  if (it == t.objects.end()) {
+    return notFound(info, name);
+  }
+  if (auto error = checkPreconditions(resource, preconditions, it->second, key.first, name)) {
+    return *error;
+  }
+  json old = std::move(it->second);
+  t.objects.erase(it);
+  HistoryEntry entry{nextVersion(), WatchEvent::Type::Deleted, old, old};
+  setVersion(entry.object, entry.rv);
+  publish(resource, std::move(entry));
+  return old;
+}
+
+ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
+                                  const ListOptions& options) const {
+  auto selector = labels::Selector::parse(options.labelSelector);
+  if (!selector) {
+    return badRequest(selector.error().message);
+  }
+  auto fields = FieldSelector::parse(resource, options.fieldSelector);
+  if (!fields) {
+    return fields.error();
+  }
+  const bool namespaced = resourceInfo(resource).namespaced;
+  std::lock_guard lock(mu_);
+  ListResult out;
+  out.resourceVersion = std::to_string(rv_);
+  for (const auto& [key, object] : table(resource).objects) {
+    if (namespaced && !ns.empty() && key.first != ns) {
+      continue;
+    }
+    if (selector->matches(labelsOf(object)) && fields->matches(resource, object)) {
+      out.items.push_back(object);
+    }
+  }
+  return out;
+}
+
+ApiResult<WatchPtr> Store::watch(Resource resource, std::string_view ns,
+                                 const WatchOptions& options) {
+  auto selector = labels::Selector::parse(options.labelSelector);
+  if (!selector) {
+    return badRequest(selector.error().message);
+  }
+  auto fields = FieldSelector::parse(resource, options.fieldSelector);
+  if (!fields) {
+    return fields.error();
+  }
+  std::optional<uint64_t> from;
+  if (!options.resourceVersion.empty() && options.resourceVersion != "0") {
+    from = parseVersion(options.resourceVersion);
+    if (!from) {
+      return badRequest("invalid resource version: " + quote(options.resourceVersion));
+    }
+  }
+  Watcher watcher{{},
+                  resourceInfo(resource).namespaced ? std::string(ns) : "",
+                  std::move(*selector),
+                  std::move(*fields),
+                  options.allowWatchBookmarks};
+  auto watch = std::make_shared<Watch>(options_.watchQueueLimit);
+  watcher.watch = watch;
+
+  std::lock_guard lock(mu_);
+  Table& t = table(resource);
+  if (!from) {
+    // "Any" resourceVersion: the current state as synthetic ADDED events.
+    for (const auto& [key, object] : t.objects) {
+      HistoryEntry entry{0, WatchEvent::Type::Added, object, std::nullopt};
+      if (auto event = eventFor(resource, watcher, entry)) {
+        watch->push(std::move(*event));
+      }
+    }
+  } else {
+    if (*from < t.oldest - 1) {
+      return ApiError{410, "Expired",
+                      "too old resource version: " + std::to_string(*from) + " (" +
+                          std::to_string(t.oldest - 1) + ")"};
+    }
+    for (const HistoryEntry& entry : t.history) {
+      if (entry.rv <= *from) {
+        continue;
+      }
+      if (auto event = eventFor(resource, watcher, entry)) {
+        watch->push(std::move(*event));
+      }
+    }
+  }
+  t.watchers.push_back(std::move(watcher));
+  return watch;
+}
+
+std::optional<WatchEvent> Store::eventFor(Resource resource, const Watcher& watcher,
+                                          const HistoryEntry& entry) const {
+  auto passes = [&](const json& object) {
+    if (!watcher.ns.empty() && stringAt(object, {"metadata", "namespace"}) != watcher.ns) {
+      return false;
+    }
+    return watcher.labels.matches(labelsOf(object)) && watcher.fields.matches(resource, object);
+  };
+  const bool current = entry.type != WatchEvent::Type::Deleted && passes(entry.object);
+  const bool previous = entry.previous && passes(*entry.previous);
+  if (current && !previous) {
+    return WatchEvent{WatchEvent::Type::Added, entry.object};
+  }
+  if (current && previous) {
+    return WatchEvent{WatchEvent::Type::Modified, entry.object};
+  }
+  if (previous) {
+    // Leaving the selection (or deleted): the previous content at the event's resourceVersion.
+    WatchEvent event{WatchEvent::Type::Deleted, *entry.previous};
+    setVersion(event.object, entry.rv);
+    return event;
+  }
+  return std::nullopt;
+}
+
+void Store::publish(Resource resource, HistoryEntry entry) {
+  Table& t = table(resource);
+  t.history.push_back(std::move(entry));
+  if (t.history.size() > options_.historySize) {
+    t.history.pop_front();
+    t.oldest = t.history.front().rv;
+  }
+  const HistoryEntry& last = t.history.back();
+  std::erase_if(t.watchers, [&](const Watcher& w) {
+    WatchPtr watch = w.watch.lock();
+    if (!watch || watch->closed()) {
+      return true;
+    }
+    auto event = eventFor(resource, w, last);
+    return event && !watch->push(std::move(*event));
+  });
+}
+
+ApiResult<json> Store::bind(std::string_view ns, std::string_view name, const json& binding) {
+  if (!binding.is_object()) {
+    return badRequest("the body of the request was in an unknown format");
+  }
+  const std::string bindingName = stringAt(binding, {"metadata", "name"});
+  if (bindingName != name) {
+    return badRequest("name in URL does not match name in Binding object");
+  }
+  // ValidatePodBinding's errors reach the client as a plain error: 500, reason unknown.
+  const std::string targetKind = stringAt(binding, {"target", "kind"});
+  if (!targetKind.empty() && targetKind != "Node") {
+    return ApiError{500, "",
+                    "target.kind: Unsupported value: " + quote(targetKind) +
+                        ": supported values: \"Node\", \"<empty>\""};
+  }
+  const std::string node = stringAt(binding, {"target", "name"});
+  if (node.empty()) {
+    return ApiError{500, "", "target.name: Required value"};
+  }
+  Preconditions pre{stringAt(binding, {"metadata", "uid"}),
+                    stringAt(binding, {"metadata", "resourceVersion"})};
+
+  std::lock_guard lock(mu_);
+  Table& t = table(Resource::Pods);
+  auto it = t.objects.find({std::string(ns), std::string(name)});
+  if (it == t.objects.end()) {
+    return notFound(resourceInfo(Resource::Pods), name);
+  }
+  if (auto error = checkPreconditions(Resource::Pods, pre, it->second, ns, name)) {
+    return *error;
+  }
+  const json& pod = it->second;
+  if (!stringAt(pod, {"metadata", "deletionTimestamp"}).empty()) {
+    return conflict("", "pods/binding", name,
+                    "pod " + std::string(name) + " is being deleted, cannot be assigned to a host");
+  }
+  const std::string assigned = stringAt(pod, {"spec", "nodeName"});
+  if (!assigned.empty()) {
+    return conflict("", "pods/binding", name,
+                    "pod " + std::string(name) + " is already assigned to node " + quote(assigned));
+  }
+  auto spec = pod.find("spec");
+  if (spec != pod.end() && spec->is_object() && spec->contains("schedulingGates") &&
+      (*spec)["schedulingGates"].is_array() && !(*spec)["schedulingGates"].empty()) {
+    return conflict("", "pods/binding", name,
+                    "pod " + std::string(name) + " has non-empty .spec.schedulingGates");
+  }
+
+  json next = pod;
+  next["spec"]["nodeName"] = node;
+  const json& bindingMeta = binding.contains("metadata") ? binding["metadata"] : json::object();
+  if (bindingMeta.is_object() && bindingMeta.contains("annotations") &&
+      bindingMeta["annotations"].is_object()) {
+    for (const auto& [k, v] : bindingMeta["annotations"].items()) {
+      next["metadata"]["annotations"][k] = v;
+    }
+  }
+  // podutil.UpdatePodCondition: the condition is replaced; the transition time moves only when
+  // the status changes.
+  json condition = {{"type", "PodScheduled"},
+                    {"status", "True"},
+                    {"lastProbeTime", nullptr},
+                    {"lastTransitionTime", now()}};
+  json& status = next["status"];
+  if (!status.is_object()) {
+    status = json::object();
+  }
+  json& conditions = status["conditions"];
+  if (!conditions.is_array()) {
+    conditions = json::array();
+  }
+  auto existing = std::find_if(conditions.begin(), conditions.end(), [](const json& c) {
+    return c.is_object() && c.value("type", "") == "PodScheduled";
+  });
+  if (existing == conditions.end()) {
+    conditions.push_back(std::move(condition));
+  } else {
+    if (existing->value("status", "") == "True" && existing->contains("lastTransitionTime")) {
+      condition["lastTransitionTime"] = (*existing)["lastTransitionTime"];
+    }
+    *existing = std::move(condition);
+  }
+  HistoryEntry entry{nextVersion(), WatchEvent::Type::Modified, std::move(next), pod};
+  setVersion(entry.object, entry.rv);
+  it->second = entry.object;
+  json result = entry.object;
+  publish(Resource::Pods, std::move(entry));
+  return result;
+}
+
+void Store::sendBookmarks() {
+  std::lock_guard lock(mu_);
+  for (size_t i = 0; i < std::size(tables_); ++i) {
+    const ResourceInfo& info = kResources[i];
+    json object = {{"kind", info.kind},
+                   {"apiVersion", info.apiVersion()},
+                   {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};
+    for (const Watcher& w : tables_[i].watchers) {
+      if (WatchPtr watch = w.watch.lock(); watch && w.bookmarks) {
+        watch->push(WatchEvent{WatchEvent::Type::Bookmark, object});
+      }
+    }
+  }
+}
+
+void Store::closeWatches() {
+  std::lock_guard lock(mu_);
+  for (Table& t : tables_) {
+    for (const Watcher& w : t.watchers) {
+      if (WatchPtr watch = w.watch.lock()) {
+        watch->stop();
+      }
+    }
+    t.watchers.clear();
+  }
+}
+
+void Store::expireHistory() {
+  std::lock_guard lock(mu_);
+  for (Table& t : tables_) {
+    t.history.clear();
+    t.oldest = rv_ + 1;
+  }
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,281 @@
+#pragma once
+// The embedded API server's object store: what kube-apiserver's registry, storage and watch cache
+// do for the resources a scheduler uses, in memory and with no I/O. Objects are held in their wire
+// form (JSON), keyed by (resource, namespace, name), and versioned by one global resourceVersion
+// counter, as etcd's revision is. Every error is an ApiError that renders as the Status object
+// kube-apiserver writes, so an HTTP layer maps verbs and paths onto these calls and writes what
+// they return. Thread-safe: every call takes the store's one mutex; watch queues have their own
+// lock so that a reader blocking on a watch never holds the store.
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/labels/selector.h"
+
+namespace berth::apiserver {
+
+// The resources the store serves. Upstream, core/v1 and events.k8s.io/v1 events are two views of
+// one storage; here they are two separate tables (an event written through one is not seen
+// through the other).
+enum class Resource { Nodes, Pods, Events, EventsV1, Leases };
+
+struct ResourceInfo {
+  Resource resource;
+  std::string_view group;     // "" for the core group
+  std::string_view version;   // "v1"
+  std::string_view name;      // the path segment: "pods"
+  std::string_view kind;      // "Pod"
+  std::string_view listKind;  // "PodList"
+  bool namespaced = true;
+  std::string apiVersion() const;  // "v1", "coordination.k8s.io/v1"
+};
+
+const ResourceInfo& resourceInfo(Resource resource);
+// The resource at /api/v1/NAME (group "") or /apis/GROUP/v1/NAME; nullopt when not served.
+std::optional<Resource> findResource(std::string_view group, std::string_view name);
+
+// A failure, as the metav1.Status kube-apiserver answers with (apimachinery/pkg/api/errors).
+struct ApiError {
+  int code = 500;        // the HTTP status
+  std::string reason{};  // metav1.StatusReason: "NotFound", "Conflict", "Expired"...
+  std::string message{};
+  // details, omitted when name and kind are empty; `kind` is the resource ("pods"), or the
+  // kind for Invalid ("Pod").
+  std::string name{};
+  std::string group{};
+  std::string kind{};
+  nlohmann::json causes = nlohmann::json::array();  // details.causes, omitted when empty
+
+  // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",...}
+  nlohmann::json toStatus() const;
+};
+
+// The Status of a successful call that has no object to return (pods/binding answers 201 with it).
+nlohmann::json successStatus(int code);
+
+// A value or the ApiError that explains why there is none (like util::Result, with a Status).
+template <typename T>
+class [[nodiscard]] ApiResult {
+ public:
+  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
+  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+
+  bool ok() const { return v_.index() == 0; }
+  explicit operator bool() const { return ok(); }
+  T& value() & { return std::get<0>(v_); }
+  const T& value() const& { return std::get<0>(v_); }
+  T&& value() && { return std::get<0>(std::move(v_)); }
+  T& operator*() & { return value(); }
+  const T& operator*() const& { return value(); }
+  T* operator->() { return &value(); }
+  const T* operator->() const { return &value(); }
+  const ApiError& error() const { return std::get<1>(v_); }
+
+ private:
+  std::variant<T, ApiError> v_;
+};
+
+// ?fieldSelector=: terms "field=value", "field==value", "field!=value" ANDed by commas, with the
+// fields kube-apiserver supports for the resource (pods: spec.nodeName, spec.schedulerName,
+// status.phase, ...; every resource: metadata.name, metadata.namespace).
+class FieldSelector {
+ public:
+  struct Term {
+    std::string field;
+    std::string value;
+    bool equals = true;  // false for !=
+  };
+
+  FieldSelector() = default;  // selects everything
+  // An unknown field or malformed term is a 400 BadRequest, as the apiserver answers.
+  static ApiResult<FieldSelector> parse(Resource resource, std::string_view text);
+
+  bool matches(Resource resource, const nlohmann::json& object) const;
+  const std::vector<Term>& terms() const { return terms_; }
+
+ private:
+  std::vector<Term> terms_;
+};
+
+// The value kube-apiserver indexes `field` by for `object` ("" when absent).
+std::string fieldValue(Resource resource, const nlohmann::json& object, std::string_view field);
+
+struct ListOptions {
+  std::string labelSelector{};
+  std::string fieldSelector{};
+};
+
+struct ListResult {
+  std::vector<nlohmann::json> items;  // sorted by namespace, then name (etcd key order)
+  std::string resourceVersion{};      // the store's resourceVersion when listed
+  // The wire form:
+  // {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":..},"items":[..]}
+  nlohmann::json toJson(Resource resource) const;
+};
+
+// One watch event. `object` carries metadata.resourceVersion; an ERROR event carries a Status.
+struct WatchEvent {
+  enum class Type { Added, Modified, Deleted, Bookmark, Error };
+  Type type = Type::Added;
+  nlohmann::json object;
+
+  std::string_view typeName() const;  // "ADDED", ...
+  // {"type":"ADDED","object":{...}}: one line of a watch stream.
+  nlohmann::json toJson() const;
+};
+
+struct WatchOptions {
+  // "" or "0": the current objects as ADDED events, then changes. Otherwise every change after it,
+  // replayed from the history, or 410 Expired when the history no longer reaches back.
+  std::string resourceVersion{};
+  std::string labelSelector{};
+  std::string fieldSelector{};
+  bool allowWatchBookmarks = false;
+};
+
+// An open watch: a queue the store fills and one reader drains. Stopping it (or the store closing
+// it) ends the stream; the store then forgets it.
+class Watch {
+ public:
+  explicit Watch(size_t limit) : limit_(limit) {}
+
+  // The next event, waiting up to `timeout`; nullopt on timeout or once the watch is closed and
+  // drained.
+  std::optional<WatchEvent> next(std::chrono::milliseconds timeout);
+  // Every queued event, without waiting.
+  std::vector<WatchEvent> drain();
+  bool closed() const;
+  void stop();
+
+ private:
+  friend class Store;
+  // Queues an event; false (and closes the watch) when the reader is `limit_` events behind, as
+  // the apiserver ends a watcher that cannot keep up.
+  bool push(WatchEvent event);
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<WatchEvent> queue_;
+  size_t limit_;
+  bool closed_ = false;
+};
+using WatchPtr = std::shared_ptr<Watch>;
+
+// storage.Preconditions of a DELETE or a Binding: empty fields are not checked.
+struct Preconditions {
+  std::string uid{};
+  std::string resourceVersion{};
+};
+
+struct StoreOptions {
+  size_t historySize = 1000;  // watch events kept per resource for replay (the watch cache)
+  size_t watchQueueLimit = 1 << 20;
+  std::function<api::Timestamp()> clock;  // default: the system clock
+  std::function<std::string()> newUid;    // default: random RFC 4122 v4 UIDs
+};
+
+class Store {
+ public:
+  explicit Store(StoreOptions options = {});
+  ~Store();
+  Store(const Store&) = delete;
+  Store& operator=(const Store&) = delete;
+
+  // POST. `ns` is the request's namespace (ignored for cluster-scoped resources); the object's own
+  // metadata.namespace must be empty or equal to it. Assigns uid, creationTimestamp and
+  // resourceVersion (generateName too); pods start with status {phase: Pending} and the default
+  // schedulerName, as the pod strategy and defaulting do. 409 AlreadyExists.
+  ApiResult<nlohmann::json> create(Resource resource, std::string_view ns, nlohmann::json object);
+  // GET. 404 NotFound.
+  ApiResult<nlohmann::json> get(Resource resource, std::string_view ns,
+                                std::string_view name) const;
+  // PUT. An empty metadata.resourceVersion updates unconditionally; a stale one is 409 Conflict.
+  // uid and creationTimestamp stay; pods and nodes keep their status (use updateStatus). An update
+  // that changes nothing keeps the resourceVersion and sends no watch event, as etcd3 storage.
+  ApiResult<nlohmann::json> update(Resource resource, std::string_view ns, std::string_view name,
+                                   nlohmann::json object);
+  // PUT .../status: only the status of `object` is taken; same concurrency rules as update.
+  ApiResult<nlohmann::json> updateStatus(Resource resource, std::string_view ns,
+                                         std::string_view name, nlohmann::json object);
+  // DELETE, immediate (no graceful deletion). Returns the object as it was.
+  ApiResult<nlohmann::json> remove(Resource resource, std::string_view ns, std::string_view name,
+                                   const Preconditions& preconditions = {});
+  // LIST. An empty `ns` lists every namespace.
+  ApiResult<ListResult> list(Resource resource, std::string_view ns,
+                             const ListOptions& options = {}) const;
+  // WATCH. An empty `ns` watches every namespace. 410 Expired for a resourceVersion older than
+  // the history; 400 BadRequest for a malformed one or a bad selector.
+  ApiResult<WatchPtr> watch(Resource resource, std::string_view ns, const WatchOptions& options);
+
+  // POST pods/NAME/binding with a v1 Binding: sets spec.nodeName, merges metadata.annotations and
+  // sets condition PodScheduled=True. Binding metadata.uid/resourceVersion are preconditions.
+  // Returns the bound pod (the HTTP layer answers successStatus(201)).
+  ApiResult<nlohmann::json> bind(std::string_view ns, std::string_view name,
+                                 const nlohmann::json& binding);
+
+  // The current resourceVersion ("0" before the first write).
+  std::string resourceVersion() const;
+  // Sends a BOOKMARK at the current resourceVersion to every watch that allows bookmarks.
+  void sendBookmarks();
+  // Test hooks: end every open watch; forget the history so that every watch from an earlier
+  // resourceVersion gets 410 Expired.
+  void closeWatches();
+  void expireHistory();
+
+ private:
+  using Key = std::pair<std::string, std::string>;  // (namespace, name)
+  struct HistoryEntry {
+    uint64_t rv = 0;
+    WatchEvent::Type type = WatchEvent::Type::Added;
+    nlohmann::json object;
+    std::optional<nlohmann::json> previous;  // the object before a Modified or Deleted
+  };
+  struct Watcher {
+    std::weak_ptr<Watch> watch;
+    std::string ns;
+    labels::Selector labels;
+    FieldSelector fields;
+    bool bookmarks = false;
+  };
+  struct Table {
+    std::map<Key, nlohmann::json> objects;
+    std::deque<HistoryEntry> history;
+    uint64_t oldest = 1;  // the oldest resourceVersion the history can replay from (+1)
+    std::vector<Watcher> watchers;
+  };
+
+  Table& table(Resource resource) { return tables_[static_cast<size_t>(resource)]; }
+  const Table& table(Resource resource) const { return tables_[static_cast<size_t>(resource)]; }
+  uint64_t nextVersion() { return ++rv_; }
+  std::string now() const;
+  // Records an event, evicting the oldest beyond historySize, and hands it to every watcher.
+  void publish(Resource resource, HistoryEntry entry);
+  // The event `watcher` sees for `entry`, if any (the watch cache's filtering).
+  std::optional<WatchEvent> eventFor(Resource resource, const Watcher& watcher,
+                                     const HistoryEntry& entry) const;
+  ApiResult<nlohmann::json> replace(Resource resource, std::string_view ns, std::string_view name,
+                                    nlohmann::json object, bool statusOnly);
+
+  StoreOptions options_;
+  mutable std::mutex mu_;
+  uint64_t rv_ = 0;
+  Table tables_[5];
+};
+
+}  // namespace berth::apiserver
