@@ -5,6 +5,7 @@ packages=(
   build-essential cmake pkg-config
   libboost-dev libssl-dev libcpprest-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
+  python3-kubernetes openssl npm
 )
 missing=()
 for p in "${packages[@]}"; do
