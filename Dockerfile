@@ -1,18 +1,27 @@
-# Build and run berth on Debian 12, with the same packages the project builds with.
-FROM debian:12 AS build
-RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      build-essential cmake pkg-config libboost-dev libssl-dev libcpprest-dev nlohmann-json3-dev \
-      libyaml-cpp-dev libspdlog-dev prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev \
-    && rm -rf /var/lib/apt/lists/*
-WORKDIR /src
-COPY . .
-RUN cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF \
-    && cmake --build build -j"$(nproc)" --target berth
+# berth's image: built on Debian 12 with the project's own scripts, run on Debian 12 slim with only
+# the shared libraries the binary loads, as uid 65532 with no shell needed (exec-form entrypoint)
+# and nothing written to the root filesystem, so it runs with readOnlyRootFilesystem.
+#   docker build -t berth:0.1.0 .
+#   docker run --rm berth:0.1.0 version
 
-FROM debian:12-slim
-RUN apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libyaml-cpp0.7 libspdlog1.10 libfmt9 ca-certificates \
+FROM debian:bookworm AS build
+WORKDIR /src
+# Dependencies first, so that source changes reuse this layer.
+COPY scripts/install-deps.sh scripts/
+RUN scripts/install-deps.sh
+COPY . .
+RUN scripts/build.sh /build -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF \
+    && strip --strip-unneeded -o /berth /build/bin/berth
+
+FROM debian:bookworm-slim
+# The packages of the libraries in `ldd berth`: scripts/check-deploy.sh fails when this list and
+# the binary disagree, so keep it exactly in step when berth links a new library.
+RUN apt-get update \
+    && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+      libbrotli1 libc6 libcpprest2.10 libfmt9 libgcc-s1 libspdlog1.10 libssl3 libstdc++6 \
+      libyaml-cpp0.7 zlib1g \
     && rm -rf /var/lib/apt/lists/*
-COPY --from=build /src/build/berth /usr/local/bin/berth
+COPY --from=build /berth /usr/local/bin/berth
 USER 65532:65532
+EXPOSE 10259
 ENTRYPOINT ["/usr/local/bin/berth"]

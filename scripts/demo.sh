@@ -5,4 +5,4 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$(nproc)" --target berth >/dev/null
-exec build/berth simulate --cluster examples/cluster.yaml --config examples/config.yaml --explain "$@"
+exec build/bin/berth demo "$@"

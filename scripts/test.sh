@@ -12,11 +12,14 @@ echo "== release build"
 scripts/build.sh build
 ctest --test-dir build --output-on-failure -j"$(nproc)"
 
+echo "== deploy/, the Helm chart and the Dockerfile"
+scripts/check-deploy.sh build/bin/berth
+
 echo "== asan+ubsan build"
 # -O0 keeps the second build short; the sanitizers do not need the optimiser.
 scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug -DBERTH_SANITIZE=ON -DBERTH_BUILD_BENCH=OFF
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 
 echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run)"
-build/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
+build/bin/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
 echo "all tests passed"

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cctype>
 #include <optional>
+#include <sstream>
 
 namespace berth::cmd {
 
@@ -20,6 +22,60 @@ void FlagSet::addInt(std::string name, int64_t* target, std::string help) {
 
 void FlagSet::addUint(std::string name, uint64_t* target, std::string help) {
   flags_[std::move(name)] = Flag{target, std::move(help), std::to_string(*target)};
+}
+
+void FlagSet::addFloat(std::string name, double* target, std::string help) {
+  std::ostringstream def;
+  def << *target;
+  flags_[std::move(name)] = Flag{target, std::move(help), def.str()};
+}
+
+void FlagSet::addDuration(std::string name, std::chrono::milliseconds* target, std::string help) {
+  flags_[std::move(name)] = Flag{target, std::move(help), formatDuration(*target)};
+}
+
+std::string formatDuration(std::chrono::milliseconds d) {
+  int64_t ms = d.count();
+  if (ms == 0) return "0s";
+  std::string out;
+  if (ms >= 3600000) out += std::to_string(ms / 3600000) + "h", ms %= 3600000;
+  if (ms >= 60000) out += std::to_string(ms / 60000) + "m", ms %= 60000;
+  if (ms % 1000 == 0) {
+    if (ms) out += std::to_string(ms / 1000) + "s";
+  } else if (out.empty() && ms < 1000) {
+    out += std::to_string(ms) + "ms";
+  } else {
+    std::ostringstream s;
+    s << static_cast<double>(ms) / 1000.0 << "s";
+    out += s.str();
+  }
+  return out;
+}
+
+util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
+  auto bad = [&] { return util::invalidArgument("time: invalid duration \"" + std::string(text) + "\""); };
+  if (text == "0") return std::chrono::milliseconds(0);
+  if (text.empty()) return bad();
+  double total = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    if (i == start) return bad();
+    double number = 0;
+    auto [p, ec] = std::from_chars(text.data() + start, text.data() + i, number);
+    if (ec != std::errc() || p != text.data() + i) return bad();
+    size_t unitStart = i;
+    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+    std::string_view unit = text.substr(unitStart, i - unitStart);
+    double scale = unit == "h" ? 3600000 : unit == "m" ? 60000 : unit == "s" ? 1000 : unit == "ms" ? 1 : -1;
+    if (scale < 0) {
+      if (unit.empty()) return util::invalidArgument("time: missing unit in duration \"" + std::string(text) + "\"");
+      return util::invalidArgument("time: unknown unit \"" + std::string(unit) + "\" in duration \"" + std::string(text) + "\"");
+    }
+    total += number * scale;
+  }
+  return std::chrono::milliseconds(static_cast<int64_t>(total));
 }
 
 bool FlagSet::changed(const std::string& name) const {
@@ -50,6 +106,13 @@ util::Result<void> FlagSet::set(const std::string& name, Flag& flag, const std::
   } else if (auto* u = std::get_if<uint64_t*>(&flag.target)) {
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), **u);
     if (ec != std::errc() || p != value.data() + value.size()) return bad("not an unsigned integer");
+  } else if (auto* f = std::get_if<double*>(&flag.target)) {
+    auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), **f);
+    if (ec != std::errc() || p != value.data() + value.size()) return bad("not a number");
+  } else if (auto* d = std::get_if<std::chrono::milliseconds*>(&flag.target)) {
+    auto parsed = parseDuration(value);
+    if (!parsed.ok()) return bad(parsed.error().message);
+    **d = *parsed;
   }
   return {};
 }
@@ -111,6 +174,12 @@ std::string FlagSet::usages() const {
     } else if (std::holds_alternative<uint64_t*>(flag.target)) {
       left += " uint";
       if (flag.defaultValue != "0") def = " (default " + flag.defaultValue + ")";
+    } else if (std::holds_alternative<double*>(flag.target)) {
+      left += " float32";
+      if (flag.defaultValue != "0") def = " (default " + flag.defaultValue + ")";
+    } else if (std::holds_alternative<std::chrono::milliseconds*>(flag.target)) {
+      left += " duration";
+      if (flag.defaultValue != "0s") def = " (default " + flag.defaultValue + ")";
     } else if (flag.defaultValue == "true") {
       def = " (default true)";
     }

@@ -3,7 +3,9 @@
 // --name=value or --name value, boolean flags with no value, -h/--help, and pflag's usage layout.
 
 #include <cstdint>
+#include <chrono>
 #include <map>
+#include <string_view>
 #include <string>
 #include <variant>
 #include <vector>
@@ -18,6 +20,9 @@ class FlagSet {
   void addBool(std::string name, bool* target, std::string help);
   void addInt(std::string name, int64_t* target, std::string help);
   void addUint(std::string name, uint64_t* target, std::string help);
+  void addFloat(std::string name, double* target, std::string help);
+  // Go durations: "15s", "1m30s", "500ms", "2h".
+  void addDuration(std::string name, std::chrono::milliseconds* target, std::string help);
 
   // Parses args; positional arguments are returned. "unknown flag: --x" and friends on error.
   util::Result<std::vector<std::string>> parse(const std::vector<std::string>& args);
@@ -29,7 +34,7 @@ class FlagSet {
 
  private:
   struct Flag {
-    std::variant<std::string*, bool*, int64_t*, uint64_t*> target;
+    std::variant<std::string*, bool*, int64_t*, uint64_t*, double*, std::chrono::milliseconds*> target;
     std::string help;
     std::string defaultValue;
     bool changed = false;
@@ -39,5 +44,9 @@ class FlagSet {
   std::map<std::string, Flag> flags_;
   bool help_ = false;
 };
+
+// Go's time.Duration String() and ParseDuration, at millisecond precision.
+std::string formatDuration(std::chrono::milliseconds d);
+util::Result<std::chrono::milliseconds> parseDuration(std::string_view text);
 
 }  // namespace berth::cmd

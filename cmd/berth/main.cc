@@ -10,6 +10,9 @@
 #include <thread>
 #include <vector>
 
+#include "cmd/berth/apiserver.h"
+#include "cmd/berth/common.h"
+#include "cmd/berth/run.h"
 #include "cmd/berth/flags.h"
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
@@ -19,7 +22,6 @@
 namespace berth::cmd {
 namespace {
 
-constexpr int kExitUsage = 2;
 
 constexpr const char* kRootHelp = R"(berth is a Kubernetes secondary scheduler. Pods opt in with spec.schedulerName: berth;
 berth filters and scores the nodes with kube-scheduler's semantics and binds each pod to the best one.
@@ -28,6 +30,9 @@ Usage:
   berth [command]
 
 Available Commands:
+  apiserver   Serve nodes and pods over the Kubernetes API from memory, for kubectl and tests
+  demo        Run berth against an embedded API server with a sample cluster and narrate
+  run         Run the scheduler daemon (the default when only flags are given)
   simulate    Place the pending pods of a cluster file offline and explain each decision
   version     Print the version of berth
   help        Help about any command
@@ -38,20 +43,6 @@ Flags:
 
 Use "berth [command] --help" for more information about a command.
 )";
-
-int fail(const std::string& message) {
-  std::cerr << "Error: " << message << "\n";
-  return kExitUsage;
-}
-
-util::Result<std::string> readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return util::invalidArgument("open " + path + ": no such file or unreadable");
-  std::ostringstream s;
-  s << in.rdbuf();
-  if (in.bad()) return util::invalidArgument("read " + path + ": I/O error");
-  return s.str();
-}
 
 int version() {
   std::cout << "berth v" << BERTH_VERSION << "\n";
@@ -146,6 +137,11 @@ int main(std::vector<std::string> args) {
   }
   if (command == "version" || command == "--version") return version();
   if (command == "simulate") return simulateCommand(rest);
+  if (command == "apiserver") return apiserverCommand(rest);
+  if (command == "run") return runCommand(rest);
+  if (command == "demo") return demoCommand(rest);
+  // Plain `berth --kubeconfig ...` runs the daemon, as kube-scheduler does.
+  if (command.starts_with("-")) return runCommand(args);
   std::cerr << "Error: unknown command \"" << command << "\" for \"berth\"\n"
             << "Run 'berth --help' for usage.\n";
   return kExitUsage;

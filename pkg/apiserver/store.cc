@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cstdio>
 #include <random>
+#include <span>
 
 #include "pkg/api/decode.h"
+#include "pkg/apiserver/microtime.h"
+#include "pkg/apiserver/patch.h"
 
 namespace berth::apiserver {
 namespace {
@@ -49,49 +53,42 @@ std::string quote(std::string_view s) {
   return out + "\"";
 }
 
-// schema.GroupResource.String(): "pods", "leases.coordination.k8s.io".
-std::string qualifiedResource(const ResourceInfo& info) {
-  std::string out(info.name);
-  if (!info.group.empty()) {
-    out += ".";
-    out += info.group;
-  }
-  return out;
-}
+// The errors about one object (errors.NewNotFound, NewAlreadyExists, NewConflict): the same
+// Status shape, details naming the object. `resource` is the resource or subresource
+// ("pods/binding"); `cause` is the Conflict's reason.
+enum class ObjectError { NotFound, AlreadyExists, Conflict };
 
-ApiError notFound(const ResourceInfo& info, std::string_view name) {
-  return ApiError{404,
-                  "NotFound",
-                  qualifiedResource(info) + " " + quote(name) + " not found",
-                  std::string(name),
-                  std::string(info.group),
-                  std::string(info.name)};
-}
-
-ApiError alreadyExists(const ResourceInfo& info, std::string_view name) {
-  return ApiError{409,
-                  "AlreadyExists",
-                  qualifiedResource(info) + " " + quote(name) + " already exists",
-                  std::string(name),
-                  std::string(info.group),
-                  std::string(info.name)};
-}
-
-// errors.NewConflict; `resource` is the qualified resource ("pods", "pods/binding").
-ApiError conflict(std::string_view group, std::string_view resource, std::string_view name,
-                  std::string_view cause) {
+ApiError objectError(ObjectError kind, std::string_view group, std::string_view resource,
+                     std::string_view name, std::string_view cause = "") {
   std::string qualified(resource);
   if (!group.empty()) {
     qualified += ".";
     qualified += group;
   }
-  return ApiError{409,
-                  "Conflict",
-                  "Operation cannot be fulfilled on " + qualified + " " + quote(name) + ": " +
-                      std::string(cause),
-                  std::string(name),
-                  std::string(group),
-                  std::string(resource)};
+  const std::string object = qualified + " " + quote(name);
+  ApiError error{0, "", "", std::string(name), std::string(group), std::string(resource)};
+  switch (kind) {
+    case ObjectError::NotFound:
+      error.code = 404;
+      error.reason = "NotFound";
+      error.message = object + " not found";
+      break;
+    case ObjectError::AlreadyExists:
+      error.code = 409;
+      error.reason = "AlreadyExists";
+      error.message = object + " already exists";
+      break;
+    case ObjectError::Conflict:
+      error.code = 409;
+      error.reason = "Conflict";
+      error.message = "Operation cannot be fulfilled on " + object + ": " + std::string(cause);
+      break;
+  }
+  return error;
+}
+
+ApiError notFound(const ResourceInfo& info, std::string_view name) {
+  return objectError(ObjectError::NotFound, info.group, info.name, name);
 }
 
 constexpr std::string_view kOptimisticLock =
@@ -122,9 +119,9 @@ std::optional<ApiError> checkPreconditions(Resource resource, const Precondition
     key += std::string(ns) + "/";
   }
   key += name;
-  return conflict(info.group, info.name, name,
-                  "StorageError: invalid object, Code: 4, Key: " + key +
-                      ", ResourceVersion: 0, AdditionalErrorMsg: " + detail);
+  return objectError(ObjectError::Conflict, info.group, info.name, name,
+                     "StorageError: invalid object, Code: 4, Key: " + key +
+                         ", ResourceVersion: 0, AdditionalErrorMsg: " + detail);
 }
 
 std::optional<uint64_t> parseVersion(std::string_view text) {
@@ -305,7 +302,266 @@ void setVersion(json& object, uint64_t rv) {
   metadataOf(object)["resourceVersion"] = std::to_string(rv);
 }
 
+// The Go type a resource decodes into, in decode errors: "v1.Pod", "v1.Lease".
+std::string goTypeName(const ResourceInfo& info) {
+  return std::string(info.version) + "." + std::string(info.kind);
+}
+
+// The 400 a create or update body that does not decode gets (transformDecodeError).
+ApiError decodeError(const ResourceInfo& info, const util::Error& error) {
+  return badRequest(std::string(info.kind) + " in version " + quote(info.version) +
+                    " cannot be handled as a " + std::string(info.kind) + ": " + error.message);
+}
+
+// The 422 a patch whose result does not decode gets: errors.NewInvalid with an empty kind and
+// name and one cause on the field "patch", whose value is the patched object.
+ApiError invalidPatch(std::string_view value, std::string_view detail) {
+  const std::string cause = "Invalid value: " + quote(value) + ": " + std::string(detail);
+  ApiError error{422, "Invalid", " \"\" is invalid: patch: " + cause};
+  error.causes =
+      json::array({{{"reason", "FieldValueInvalid"}, {"message", cause}, {"field", "patch"}}});
+  return error;
+}
+
+// The metav1.MicroTime fields of a resource, as (parent path, field, pointer). A pointer field
+// (omitempty) decoded from null is absent when encoded again; a struct field stays null.
+struct MicroTimeField {
+  std::initializer_list<std::string_view> parent;
+  std::string_view field;
+  bool pointer;
+};
+
+// Checks every MicroTime field of `object` and rewrites it in its canonical UTC form, as the
+// apiserver's decode and encode do; the error is Go's, for a decode error message.
+util::Result<void> normalizeMicroTimes(Resource resource, json& object) {
+  static const MicroTimeField kLease[] = {{{"spec"}, "acquireTime", true},
+                                          {{"spec"}, "renewTime", true}};
+  static const MicroTimeField kEvent[] = {{{}, "eventTime", false},
+                                          {{"series"}, "lastObservedTime", false}};
+  std::span<const MicroTimeField> fields;
+  if (resource == Resource::Leases) {
+    fields = kLease;
+  } else if (resource == Resource::Events || resource == Resource::EventsV1) {
+    fields = kEvent;
+  }
+  for (const MicroTimeField& f : fields) {
+    json* parent = &object;
+    for (std::string_view part : f.parent) {
+      auto it = parent->is_object() ? parent->find(part) : parent->end();
+      parent = it == parent->end() ? nullptr : &*it;
+      if (parent == nullptr) {
+        break;
+      }
+    }
+    if (parent == nullptr || !parent->is_object()) {
+      continue;
+    }
+    auto it = parent->find(f.field);
+    if (it == parent->end()) {
+      continue;
+    }
+    if (it->is_null()) {
+      if (f.pointer) {
+        parent->erase(it);
+      }
+      continue;
+    }
+    if (!it->is_string()) {
+      return util::invalidArgument("json: cannot unmarshal " + std::string(goJsonKind(*it)) +
+                                   " into Go value of type string");
+    }
+    auto canonical = parseMicroTime(it->get<std::string>());
+    if (!canonical) {
+      return canonical.error();
+    }
+    *it = std::move(*canonical);
+  }
+  return {};
+}
+
+// Compact JSON; invalid UTF-8 (which nlohmann would throw on) becomes U+FFFD.
+std::string dumpJson(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+// --- Continue tokens (apiserver/pkg/storage/continue.go) ---------------------------------------
+
+constexpr std::string_view kBase64Url =
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+// base64.RawURLEncoding.
+std::string base64UrlEncode(std::string_view data) {
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (unsigned char c : data) {
+    bits = (bits << 8) | c;
+    count += 8;
+    while (count >= 6) {
+      count -= 6;
+      out += kBase64Url[(bits >> count) & 0x3F];
+    }
+  }
+  if (count > 0) {
+    out += kBase64Url[(bits << (6 - count)) & 0x3F];
+  }
+  return out;
+}
+
+// base64.RawURLEncoding.DecodeString, with Go's CorruptInputError text.
+util::Result<std::string> base64UrlDecode(std::string_view text) {
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    size_t v = kBase64Url.find(text[i]);
+    if (v == std::string_view::npos) {
+      return util::invalidArgument("illegal base64 data at input byte " + std::to_string(i));
+    }
+    bits = (bits << 6) | static_cast<uint32_t>(v);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out += static_cast<char>((bits >> count) & 0xFF);
+    }
+  }
+  // A lone trailing character carries no whole byte; leftover bits must be zero.
+  if (text.size() % 4 == 1 || (count > 0 && (bits & ((1u << count) - 1)) != 0)) {
+    return util::invalidArgument("illegal base64 data at input byte " +
+                                 std::to_string(text.size() - 1));
+  }
+  return out;
+}
+
+struct ContinueToken {
+  int64_t rv = 0;     // < 0: continue at the current state (the token an expired list returns)
+  std::string start;  // the key to go on from, relative to the list's key prefix
+};
+
+// {"v":"meta.k8s.io/v1","rv":N,"start":"..."} in Go's field order, base64url without padding.
+std::string encodeContinue(int64_t rv, std::string_view start) {
+  return base64UrlEncode(R"({"v":"meta.k8s.io/v1","rv":)" + std::to_string(rv) + R"(,"start":)" +
+                         dumpJson(json(start)) + "}");
+}
+
+// Go's path.Clean leaves "/" + start unchanged: no empty, "." or ".." segment, no trailing "/".
+bool isCleanKey(std::string_view key) {
+  if (key == "/") {
+    return true;
+  }
+  size_t pos = 1;
+  while (pos <= key.size()) {
+    size_t end = key.find('/', pos);
+    if (end == std::string_view::npos) {
+      end = key.size();
+    }
+    std::string_view segment = key.substr(pos, end - pos);
+    if (segment.empty() || segment == "." || segment == "..") {
+      return false;
+    }
+    pos = end + 1;
+  }
+  return true;
+}
+
+// DecodeContinue; the message is what follows "invalid continue token: ".
+util::Result<ContinueToken> decodeContinue(std::string_view text) {
+  const std::string invalid = "continue key is not valid";
+  auto data = base64UrlDecode(text);
+  if (!data) {
+    return util::invalidArgument(invalid + ": " + data.error().message);
+  }
+  json token = json::parse(*data, nullptr, false);
+  if (token.is_discarded()) {
+    return util::invalidArgument(invalid + ": invalid character in continue token JSON");
+  }
+  if (!token.is_object()) {
+    return util::invalidArgument(invalid + ": json: cannot unmarshal " +
+                                 std::string(goJsonKind(token)) +
+                                 " into Go value of type storage.continueToken");
+  }
+  auto field = [&](const char* name, bool number) -> util::Result<json> {
+    auto it = token.find(name);
+    if (it == token.end() || it->is_null()) {
+      return number ? json(0) : json("");
+    }
+    if (number ? !it->is_number_integer() : !it->is_string()) {
+      return util::invalidArgument(invalid + ": json: cannot unmarshal " +
+                                   std::string(goJsonKind(*it)) +
+                                   " into Go struct field continueToken." + name + " of type " +
+                                   (number ? "int64" : "string"));
+    }
+    return *it;
+  };
+  auto version = field("v", false);
+  auto rv = field("rv", true);
+  auto start = field("start", false);
+  for (const auto* f : {&version, &rv, &start}) {
+    if (!f->ok()) {
+      return f->error();
+    }
+  }
+  if (*version != "meta.k8s.io/v1") {
+    return util::invalidArgument(
+        "continue key is not valid: server does not recognize this encoded version " +
+        version->get<std::string>());
+  }
+  ContinueToken out{rv->get<int64_t>(), start->get<std::string>()};
+  if (out.rv == 0) {
+    return util::invalidArgument(
+        "continue key is not valid: incorrect encoded start resourceVersion (version "
+        "meta.k8s.io/v1)");
+  }
+  if (out.start.empty()) {
+    return util::invalidArgument(
+        "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)");
+  }
+  std::string key = out.start.starts_with('/') ? out.start : "/" + out.start;
+  if (!isCleanKey(key)) {
+    return util::invalidArgument(invalid + ": " + out.start);
+  }
+  out.start = key.substr(1);
+  return out;
+}
+
+constexpr std::string_view kContinueExpired =
+    "The provided continue parameter is too old to display a consistent list result. You can "
+    "start a new list without the continue parameter, or use the continue token in this response "
+    "to retrieve the remainder of the results. Continuing with the provided token results in an "
+    "inconsistent list - objects that were created, modified, or deleted between the time the "
+    "first chunk was returned and now may show up in the list.";
+
 }  // namespace
+
+std::optional<PatchType> patchTypeFromContentType(std::string_view contentType) {
+  // mime.ParseMediaType: parameters after ';' are ignored, the type is case-insensitive.
+  std::string type(contentType.substr(0, contentType.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) {
+    type.pop_back();
+  }
+  size_t start = type.find_first_not_of(" \t");
+  type = start == std::string::npos ? "" : type.substr(start);
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (PatchType t : {PatchType::Json, PatchType::Merge, PatchType::StrategicMerge}) {
+    if (type == patchContentType(t)) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view patchContentType(PatchType type) {
+  switch (type) {
+    case PatchType::Json:
+      return "application/json-patch+json";
+    case PatchType::Merge:
+      return "application/merge-patch+json";
+    case PatchType::StrategicMerge:
+      return "application/strategic-merge-patch+json";
+  }
+  return "";
+}
 
 std::string ResourceInfo::apiVersion() const {
   return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
@@ -327,10 +583,13 @@ std::optional<Resource> findResource(std::string_view group, std::string_view na
 json ApiError::toStatus() const {
   json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
                  {"status", "Failure"}, {"message", message}, {"code", code}};
+  if (!continueToken.empty()) {
+    status["metadata"]["continue"] = continueToken;
+  }
   if (!reason.empty()) {
     status["reason"] = reason;
   }
-  if (!kind.empty() || !name.empty()) {
+  if (!kind.empty() || !name.empty() || !causes.empty()) {
     json details = json::object();
     if (!name.empty()) {
       details["name"] = name;
@@ -456,9 +715,16 @@ json ListResult::toJson(Resource resource) const {
     copy.erase("kind");
     array.push_back(std::move(copy));
   }
+  json metadata = {{"resourceVersion", resourceVersion}};
+  if (!continueToken.empty()) {
+    metadata["continue"] = continueToken;
+  }
+  if (remainingItemCount) {
+    metadata["remainingItemCount"] = *remainingItemCount;
+  }
   return {{"kind", info.listKind},
           {"apiVersion", info.apiVersion()},
-          {"metadata", {{"resourceVersion", resourceVersion}}},
+          {"metadata", std::move(metadata)},
           {"items", std::move(array)}};
 }
 
@@ -567,6 +833,9 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
   } else {
     meta.erase("namespace");
   }
+  if (auto error = normalizeMicroTimes(resource, object); !error.ok()) {
+    return decodeError(info, error.error());
+  }
   std::lock_guard lock(mu_);
   Table& t = table(resource);
   std::string name = meta.value("name", "");
@@ -597,7 +866,7 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
   }
   Key key{meta.value("namespace", ""), name};
   if (t.objects.count(key) > 0) {
-    return alreadyExists(info, name);
+    return objectError(ObjectError::AlreadyExists, info.group, info.name, name);
   }
   object["apiVersion"] = info.apiVersion();
   object["kind"] = info.kind;
@@ -642,9 +911,9 @@ ApiResult<json> Store::updateStatus(Resource resource, std::string_view ns, std:
   return replace(resource, ns, name, std::move(object), true);
 }
 
-ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::string_view name,
-                               json object, bool statusOnly) {
-  const ResourceInfo& info = resourceInfo(resource);
+// The checks update() makes on the object before looking at the store.
+std::optional<ApiError> checkUpdatedObject(const ResourceInfo& info, std::string_view ns,
+                                           std::string_view name, json& object) {
   if (!object.is_object()) {
     return badRequest("the body of the request was in an unknown format");
   }
@@ -663,6 +932,20 @@ ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::stri
   if (!rv.empty() && !parseVersion(rv)) {
     return badRequest("invalid resource version: " + quote(rv));
   }
+  return std::nullopt;
+}
+
+ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::string_view name,
+                               json object, bool statusOnly) {
+  const ResourceInfo& info = resourceInfo(resource);
+  if (auto error = checkUpdatedObject(info, ns, name, object)) {
+    return *error;
+  }
+  if (!statusOnly) {
+    if (auto error = normalizeMicroTimes(resource, object); !error.ok()) {
+      return decodeError(info, error.error());
+    }
+  }
   Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
   std::unique_lock lock(mu_);
   Table& t = table(resource);
@@ -671,16 +954,23 @@ ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::stri
     // Events allow create-on-update (AllowCreateOnUpdate); the others answer 404.
     if ((resource == Resource::Events || resource == Resource::EventsV1) && !statusOnly) {
       lock.unlock();
-      meta.erase("resourceVersion");
+      object["metadata"].erase("resourceVersion");
       return create(resource, ns, std::move(object));
     }
     return notFound(info, name);
   }
-  const json& old = it->second;
+  return writeLocked(resource, key, it->second, std::move(object), statusOnly);
+}
+
+ApiResult<json> Store::writeLocked(Resource resource, const Key& key, json& current, json object,
+                                   bool statusOnly) {
+  const ResourceInfo& info = resourceInfo(resource);
+  const json& old = current;
   // resourceVersion 0 (or none) is an unconditional update; versions compare as numbers.
-  const uint64_t want = rv.empty() ? 0 : *parseVersion(rv);
+  const std::string rv = stringAt(object, {"metadata", "resourceVersion"});
+  const uint64_t want = rv.empty() ? 0 : parseVersion(rv).value_or(0);
   if (want != 0 && parseVersion(old["metadata"].value("resourceVersion", "")) != want) {
-    return conflict(info.group, info.name, name, kOptimisticLock);
+    return objectError(ObjectError::Conflict, info.group, info.name, key.second, kOptimisticLock);
   }
   json next;
   if (statusOnly) {
@@ -718,10 +1008,52 @@ ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::stri
   }
   HistoryEntry entry{nextVersion(), WatchEvent::Type::Modified, std::move(next), old};
   setVersion(entry.object, entry.rv);
-  it->second = entry.object;
+  current = entry.object;
   json result = entry.object;
   publish(resource, std::move(entry));
   return result;
+}
+
+ApiResult<json> Store::patch(Resource resource, std::string_view ns, std::string_view name,
+                             PatchType type, const json& patch, bool statusOnly) {
+  const ResourceInfo& info = resourceInfo(resource);
+  Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
+  std::lock_guard lock(mu_);
+  Table& t = table(resource);
+  auto it = t.objects.find(key);
+  if (it == t.objects.end()) {
+    return notFound(info, name);
+  }
+  auto patched = applyPatch(resource, type, it->second, patch);
+  if (!patched) {
+    return patched.error();
+  }
+  json object = std::move(*patched);
+  // The patched object must decode as the resource again (jsonPatcher/smpPatcher decode it).
+  auto invalid = [&](std::string detail) {
+    const std::string value =
+        type == PatchType::StrategicMerge ? goFormat(patch) : dumpJson(object);
+    return invalidPatch(value, detail);
+  };
+  if (!object.is_object()) {
+    return invalid("json: cannot unmarshal " + std::string(goJsonKind(object)) +
+                   " into Go value of type " + goTypeName(info));
+  }
+  if (resource == Resource::Pods) {
+    if (auto pod = api::decodePod(object); !pod) {
+      return invalid(pod.error().message);
+    }
+  } else if (resource == Resource::Nodes) {
+    if (auto node = api::decodeNode(object); !node) {
+      return invalid(node.error().message);
+    }
+  } else if (auto error = normalizeMicroTimes(resource, object); !error.ok()) {
+    return invalid(error.error().message);
+  }
+  if (auto error = checkUpdatedObject(info, ns, name, object)) {
+    return *error;
+  }
+  return writeLocked(resource, key, it->second, std::move(object), statusOnly);
 }
 
 ApiResult<json> Store::remove(Resource resource, std::string_view ns, std::string_view name,
@@ -756,15 +1088,100 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
     return fields.error();
   }
   const bool namespaced = resourceInfo(resource).namespaced;
+  const std::string listNs = namespaced ? std::string(ns) : "";
+  // Keys are relative to the list's key prefix, as etcd's: "ns/name" across namespaces.
+  const bool qualifyKeys = namespaced && listNs.empty();
+  std::optional<ContinueToken> token;
+  Key start{listNs, ""};
+  if (!options.continueToken.empty()) {
+    auto decoded = decodeContinue(options.continueToken);
+    if (!decoded) {
+      return badRequest("invalid continue token: " + decoded.error().message);
+    }
+    token = std::move(*decoded);
+    size_t slash = qualifyKeys ? token->start.find('/') : std::string::npos;
+    start = slash == std::string::npos
+                ? Key{qualifyKeys ? token->start : listNs, qualifyKeys ? "" : token->start}
+                : Key{token->start.substr(0, slash), token->start.substr(slash + 1)};
+  }
+
   std::lock_guard lock(mu_);
-  ListResult out;
-  out.resourceVersion = std::to_string(rv_);
-  for (const auto& [key, object] : table(resource).objects) {
-    if (namespaced && !ns.empty() && key.first != ns) {
+  const Table& t = table(resource);
+  uint64_t at = rv_;
+  if (token && token->rv > 0) {
+    const auto rv = static_cast<uint64_t>(token->rv);
+    if (rv > rv_) {
+      return ApiError{504, "Timeout",
+                      "Too large resource version: " + std::to_string(rv) +
+                          ", current: " + std::to_string(rv_)};
+    }
+    if (rv < t.oldest - 1) {
+      // etcd compacted the revision: the client may go on, inconsistently, from the same key.
+      ApiError expired{410, "Expired", std::string(kContinueExpired)};
+      expired.continueToken = encodeContinue(-1, token->start);
+      return expired;
+    }
+    at = rv;
+  }
+  // The table at `at`: the current objects, except the keys written since, which the history
+  // gives back as they were (absent for those added since).
+  std::map<Key, const json*> before;
+  for (const HistoryEntry& entry : t.history) {
+    if (entry.rv <= at) {
       continue;
     }
-    if (selector->matches(labelsOf(object)) && fields->matches(resource, object)) {
-      out.items.push_back(object);
+    Key key{stringAt(entry.object, {"metadata", "namespace"}),
+            stringAt(entry.object, {"metadata", "name"})};
+    before.try_emplace(std::move(key), entry.previous ? &*entry.previous : nullptr);
+  }
+
+  ListResult out;
+  out.resourceVersion = std::to_string(at);
+  const bool paging = options.limit > 0;
+  const bool filtered = !options.labelSelector.empty() || !options.fieldSelector.empty();
+  int64_t remaining = 0;
+  const Key* last = nullptr;
+  auto visit = [&](const Key& key, const json* object) {
+    if (object == nullptr || (!listNs.empty() && key.first != listNs) ||
+        !selector->matches(labelsOf(*object)) || !fields->matches(resource, *object)) {
+      return true;
+    }
+    if (!paging || static_cast<int64_t>(out.items.size()) < options.limit) {
+      out.items.push_back(*object);
+      last = &key;
+      return true;
+    }
+    ++remaining;
+    return !filtered;  // the count is reported only for unfiltered lists
+  };
+  // Merge the two key-ordered sequences from `start` on; a key in both was written since `at`
+  // and is served as the history has it.
+  auto cur = t.objects.lower_bound(start);
+  auto old = before.lower_bound(start);
+  while (cur != t.objects.end() || old != before.end()) {
+    const bool current = old == before.end() || (cur != t.objects.end() && cur->first < old->first);
+    const Key& key = current ? cur->first : old->first;
+    const json* object = current ? &cur->second : old->second;
+    if (!listNs.empty() && key.first != listNs) {
+      break;
+    }
+    if (current) {
+      ++cur;
+    } else {
+      if (cur != t.objects.end() && cur->first == old->first) {
+        ++cur;
+      }
+      ++old;
+    }
+    if (!visit(key, object)) {
+      break;
+    }
+  }
+  if (remaining > 0) {
+    std::string next = qualifyKeys ? last->first + "/" + last->second : last->second;
+    out.continueToken = encodeContinue(static_cast<int64_t>(at), next + '\0');
+    if (!filtered) {
+      out.remainingItemCount = remaining;
     }
   }
   return out;
@@ -900,19 +1317,21 @@ ApiResult<json> Store::bind(std::string_view ns, std::string_view name, const js
   }
   const json& pod = it->second;
   if (!stringAt(pod, {"metadata", "deletionTimestamp"}).empty()) {
-    return conflict("", "pods/binding", name,
-                    "pod " + std::string(name) + " is being deleted, cannot be assigned to a host");
+    return objectError(
+        ObjectError::Conflict, "", "pods/binding", name,
+        "pod " + std::string(name) + " is being deleted, cannot be assigned to a host");
   }
   const std::string assigned = stringAt(pod, {"spec", "nodeName"});
   if (!assigned.empty()) {
-    return conflict("", "pods/binding", name,
-                    "pod " + std::string(name) + " is already assigned to node " + quote(assigned));
+    return objectError(
+        ObjectError::Conflict, "", "pods/binding", name,
+        "pod " + std::string(name) + " is already assigned to node " + quote(assigned));
   }
   auto spec = pod.find("spec");
   if (spec != pod.end() && spec->is_object() && spec->contains("schedulingGates") &&
       (*spec)["schedulingGates"].is_array() && !(*spec)["schedulingGates"].empty()) {
-    return conflict("", "pods/binding", name,
-                    "pod " + std::string(name) + " has non-empty .spec.schedulingGates");
+    return objectError(ObjectError::Conflict, "", "pods/binding", name,
+                       "pod " + std::string(name) + " has non-empty .spec.schedulingGates");
   }
 
   json next = pod;

@@ -22,11 +22,11 @@
 #include <string_view>
 #include <tuple>
 #include <utility>
-#include <variant>
 #include <vector>
 
 #include "pkg/api/types.h"
 #include "pkg/labels/selector.h"
+#include "pkg/util/result.h"
 
 namespace berth::apiserver {
 
@@ -61,6 +61,8 @@ struct ApiError {
   std::string group{};
   std::string kind{};
   nlohmann::json causes = nlohmann::json::array();  // details.causes, omitted when empty
+  // metadata.continue: the token an expired list continuation may go on with (inconsistently).
+  std::string continueToken{};
 
   // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",...}
   nlohmann::json toStatus() const;
@@ -69,27 +71,9 @@ struct ApiError {
 // The Status of a successful call that has no object to return (pods/binding answers 201 with it).
 nlohmann::json successStatus(int code);
 
-// A value or the ApiError that explains why there is none (like util::Result, with a Status).
+// A value or the ApiError that explains why there is none.
 template <typename T>
-class [[nodiscard]] ApiResult {
- public:
-  ApiResult(T value) : v_(std::move(value)) {}         // NOLINT(google-explicit-constructor)
-  ApiResult(ApiError error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
-
-  bool ok() const { return v_.index() == 0; }
-  explicit operator bool() const { return ok(); }
-  T& value() & { return std::get<0>(v_); }
-  const T& value() const& { return std::get<0>(v_); }
-  T&& value() && { return std::get<0>(std::move(v_)); }
-  T& operator*() & { return value(); }
-  const T& operator*() const& { return value(); }
-  T* operator->() { return &value(); }
-  const T* operator->() const { return &value(); }
-  const ApiError& error() const { return std::get<1>(v_); }
-
- private:
-  std::variant<T, ApiError> v_;
-};
+using ApiResult = util::Result<T, ApiError>;
 
 // ?fieldSelector=: terms "field=value", "field==value", "field!=value" ANDed by commas, with the
 // fields kube-apiserver supports for the resource (pods: spec.nodeName, spec.schedulerName,
@@ -119,15 +103,40 @@ std::string fieldValue(Resource resource, const nlohmann::json& object, std::str
 struct ListOptions {
   std::string labelSelector{};
   std::string fieldSelector{};
+  // ?limit=: at most this many matching items (0 or less: all of them); when more match, the
+  // result carries a continue token for the next page.
+  int64_t limit = 0;
+  // ?continue=: the token of the previous page. Every page of one list is served at the first
+  // page's resourceVersion, as etcd serves continuations at the first page's revision: 410 Expired
+  // once the history no longer reaches back to it, 400 BadRequest for a malformed token.
+  std::string continueToken{};
 };
 
 struct ListResult {
   std::vector<nlohmann::json> items;  // sorted by namespace, then name (etcd key order)
-  std::string resourceVersion{};      // the store's resourceVersion when listed
-  // The wire form:
-  // {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":..},"items":[..]}
+  std::string resourceVersion{};      // the store's resourceVersion when listed (first page's)
+  // Set when more items follow: opaque base64 of {"v":"meta.k8s.io/v1","rv":N,"start":KEY}.
+  std::string continueToken{};
+  // With a continue token and no selectors: how many items the later pages hold.
+  std::optional<int64_t> remainingItemCount{};
+  // The wire form: {"kind":"PodList","apiVersion":"v1","metadata":{"resourceVersion":..,
+  // "continue":..,"remainingItemCount":..},"items":[..]} (continue and remainingItemCount only when
+  // set).
   nlohmann::json toJson(Resource resource) const;
 };
+
+// The three patch formats kube-apiserver accepts for built-in resources, by Content-Type.
+enum class PatchType {
+  Json,            // application/json-patch+json: RFC 6902 operations
+  Merge,           // application/merge-patch+json: RFC 7386
+  StrategicMerge,  // application/strategic-merge-patch+json: lists merged by their patchMergeKey
+};
+
+// The PatchType of a PATCH request's Content-Type (parameters such as charset are ignored);
+// nullopt for any other media type, which the apiserver answers with 415 UnsupportedMediaType.
+std::optional<PatchType> patchTypeFromContentType(std::string_view contentType);
+// "application/json-patch+json", ...
+std::string_view patchContentType(PatchType type);
 
 // One watch event. `object` carries metadata.resourceVersion; an ERROR event carries a Status.
 struct WatchEvent {
@@ -213,6 +222,16 @@ class Store {
   // PUT .../status: only the status of `object` is taken; same concurrency rules as update.
   ApiResult<nlohmann::json> updateStatus(Resource resource, std::string_view ns,
                                          std::string_view name, nlohmann::json object);
+  // PATCH (and PATCH .../status with statusOnly). The patch is applied to the current object and
+  // the result written as update() (or updateStatus()) writes it: a main-resource patch cannot
+  // change the status of pods and nodes, a status patch changes only the status. A
+  // metadata.resourceVersion in the result that differs from the current one is 409 Conflict; a
+  // patch that changes nothing keeps the resourceVersion and sends no watch event. 404 NotFound; a
+  // malformed patch is 400 BadRequest, one that cannot be applied (a failed JSON patch test, a
+  // missing path) or whose result no longer decodes as the resource is 422 Invalid.
+  ApiResult<nlohmann::json> patch(Resource resource, std::string_view ns, std::string_view name,
+                                  PatchType type, const nlohmann::json& patch,
+                                  bool statusOnly = false);
   // DELETE, immediate (no graceful deletion). Returns the object as it was.
   ApiResult<nlohmann::json> remove(Resource resource, std::string_view ns, std::string_view name,
                                    const Preconditions& preconditions = {});
@@ -271,6 +290,10 @@ class Store {
                                      const HistoryEntry& entry) const;
   ApiResult<nlohmann::json> replace(Resource resource, std::string_view ns, std::string_view name,
                                     nlohmann::json object, bool statusOnly);
+  // The write of update(), updateStatus() and patch(), with mu_ held and `current` the stored
+  // object: optimistic concurrency, identity and status rules, no-op detection, the watch event.
+  ApiResult<nlohmann::json> writeLocked(Resource resource, const Key& key, nlohmann::json& current,
+                                        nlohmann::json object, bool statusOnly);
 
   StoreOptions options_;
   mutable std::mutex mu_;

@@ -1,5 +1,7 @@
 #include "pkg/framework/snapshot.h"
 
+#include <cstddef>
+
 namespace berth::framework {
 
 Snapshot Snapshot::build(const std::vector<api::NodePtr>& nodes,
@@ -24,6 +26,16 @@ void Snapshot::addNodeInfo(NodeInfoPtr info) {
   } else {
     node_infos_[it->second] = std::move(info);
   }
+}
+
+bool Snapshot::removeNodeInfo(std::string_view name) {
+  auto it = index_.find(std::string(name));
+  if (it == index_.end()) return false;
+  const size_t at = it->second;
+  index_.erase(it);
+  node_infos_.erase(node_infos_.begin() + static_cast<std::ptrdiff_t>(at));
+  for (size_t i = at; i < node_infos_.size(); i++) index_[node_infos_[i]->name()] = i;
+  return true;
 }
 
 NodeInfo* Snapshot::get(std::string_view name) const {

@@ -2,6 +2,7 @@
 // Snapshot: the nodes a scheduling cycle sees, in a stable order. Plugins only read it; the caller (the
 // cache, or the simulator) may add an assumed pod to one NodeInfo between cycles.
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -21,14 +22,22 @@ class Snapshot {
                         const std::vector<PodInfoPtr>& boundPods,
                         std::vector<PodInfoPtr>* orphans = nullptr);
 
+  // Appends the node, or replaces the NodeInfo of the node with the same name in place.
   void addNodeInfo(NodeInfoPtr info);
+  // Drops the named node, keeping the order of the others; false when absent.
+  bool removeNodeInfo(std::string_view name);
   const std::vector<NodeInfoPtr>& nodeInfos() const { return node_infos_; }
   size_t numNodes() const { return node_infos_.size(); }
   NodeInfo* get(std::string_view name) const;
 
+  // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
+  int64_t generation() const { return generation_; }
+  void setGeneration(int64_t generation) { generation_ = generation; }
+
  private:
   std::vector<NodeInfoPtr> node_infos_;
   std::unordered_map<std::string, size_t> index_;
+  int64_t generation_ = 0;
 };
 
 }  // namespace berth::framework

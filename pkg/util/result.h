@@ -35,11 +35,13 @@ inline Error invalidArgument(std::string message) {
   return Error{ErrorCode::InvalidArgument, std::move(message)};
 }
 
-template <typename T>
+// E is the error type: util::Error by default; a layer whose errors carry more (the embedded API
+// server's ApiError renders as a metav1.Status) instantiates Result<T, ApiError>.
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
-  Result(Error error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : v_(std::move(error)) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return v_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -53,26 +55,26 @@ class [[nodiscard]] Result {
   T* operator->() { return &value(); }
   const T* operator->() const { return &value(); }
 
-  const Error& error() const { return std::get<1>(v_); }
+  const E& error() const { return std::get<1>(v_); }
 
  private:
-  std::variant<T, Error> v_;
+  std::variant<T, E> v_;
 };
 
-// Result<void>: success, or an Error.
-template <>
-class [[nodiscard]] Result<void> {
+// Result<void, E>: success, or an E.
+template <typename E>
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
+  Result(E error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const { return error_; }
+  const E& error() const { return error_; }
   void ignore() const {}
 
  private:
-  Error error_;
+  E error_{};
   bool ok_ = true;
 };
 

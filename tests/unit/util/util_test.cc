@@ -1,7 +1,9 @@
-#include <atomic>
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <atomic>
+#include <string>
+#include <type_traits>
+#include <vector>
 
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
@@ -45,6 +47,29 @@ TEST(Result, HoldsValueOrError) {
   Result<void> e = Error{ErrorCode::Unavailable, "later"};
   EXPECT_FALSE(e.ok());
   EXPECT_EQ(errorCodeName(e.error().code), "Unavailable");
+}
+
+// A richer error type, as the embedded API server's ApiError.
+struct StatusError {
+  int code = 0;
+  std::string reason;
+};
+
+TEST(Result, TakesAnErrorTypeParameter) {
+  Result<std::string, StatusError> ok = std::string("pod");
+  ASSERT_TRUE(ok.ok());
+  EXPECT_EQ(ok->size(), 3u);
+  EXPECT_EQ(std::move(ok).value(), "pod");
+  Result<std::string, StatusError> bad = StatusError{404, "NotFound"};
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().code, 404);
+  EXPECT_EQ(bad.error().reason, "NotFound");
+  Result<void, StatusError> done;
+  EXPECT_TRUE(done.ok());
+  Result<void, StatusError> failed = StatusError{409, "Conflict"};
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().reason, "Conflict");
+  static_assert(std::is_same_v<Result<int>, Result<int, Error>>, "Error is the default");
 }
 
 }  // namespace

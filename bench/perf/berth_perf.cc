@@ -1,0 +1,255 @@
+// berth-perf: a scheduler_perf-like end-to-end benchmark through real HTTP. Starts the embedded API
+// server with N nodes, runs the real `berth` daemon in its own process against it, creates M
+// pending pods as fast as possible and waits until every one is bound. Then measures the same
+// server's raw binding rate driven by the same client library: the physical limit here.
+//
+//   berth-perf --nodes 5000 --pods 10000 [--config FILE] [--json]
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "cmd/berth/flags.h"
+#include "pkg/apiserver/server.h"
+#include "pkg/apiserver/store.h"
+#include "pkg/client/rest.h"
+
+extern char** environ;
+
+namespace berth::perf {
+namespace {
+
+using json = nlohmann::json;
+using Clock = std::chrono::steady_clock;
+using apiserver::Resource;
+
+json makeNode(int i) {
+  std::string name = "node-" + std::to_string(i);
+  json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata",
+           {{"name", name},
+            {"labels",
+             {{"kubernetes.io/hostname", name},
+              {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}}}}},
+          {"status", {{"allocatable", allocatable}, {"capacity", allocatable}}}};
+}
+
+json makePod(const std::string& name, const std::string& scheduler) {
+  json container = {{"name", "app"},
+                    {"image", "registry.k8s.io/pause:3.10"},
+                    {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}};
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  pod["metadata"] = {{"name", name}, {"namespace", "perf"}};
+  pod["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
+  return pod;
+}
+
+double percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t at = static_cast<size_t>(p * static_cast<double>(values.size() - 1) + 0.5);
+  return values[std::min(at, values.size() - 1)];
+}
+
+long peakRssKiB(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stol(line.substr(6));
+  }
+  return 0;
+}
+
+// POSTs `count` bindings from `threads` threads through one RestClient: the rate the server and
+// the client library sustain for the daemon's busiest request, without any scheduling.
+double rawBindRate(apiserver::Store& store, const std::string& url, int count, int threads) {
+  for (int i = 0; i < count; ++i) {
+    (void)store.create(Resource::Pods, "perf", makePod("raw-" + std::to_string(i), "nobody"));
+  }
+  client::RestConfig config;
+  config.server = url;
+  config.qps = 1e9;  // no client-side limit to speak of: this measures the wire
+  config.burst = 1 << 30;
+  auto rest = client::RestClient::create(config);
+  if (!rest.ok()) return 0;
+  std::atomic<int> next{0};
+  auto start = Clock::now();
+  std::vector<std::thread> workers;
+  for (int t = 0; t < threads; ++t) {
+    workers.emplace_back([&] {
+      for (int i = next++; i < count; i = next++) {
+        std::string name = "raw-" + std::to_string(i);
+        json binding = {{"apiVersion", "v1"},
+                        {"kind", "Binding"},
+                        {"metadata", {{"name", name}, {"namespace", "perf"}}},
+                        {"target", {{"kind", "Node"}, {"name", "node-0"}}}};
+        (void)(*rest)->post(client::kPods, "perf", name, "binding", binding);
+      }
+    });
+  }
+  for (std::thread& w : workers) w.join();
+  double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return static_cast<double>(count) / seconds;
+}
+
+int run(const std::vector<std::string>& args) {
+  int64_t nodes = 5000;
+  int64_t pods = 10000;
+  bool asJson = false;
+  std::string configPath;
+  std::string berthBinary = BERTH_BINARY;
+  cmd::FlagSet flags;
+  flags.addInt("nodes", &nodes, "Nodes in the cluster");
+  flags.addInt("pods", &pods, "Pending pods to create and wait for");
+  flags.addString("config", &configPath, "KubeSchedulerConfiguration for the daemon");
+  flags.addString("berth", &berthBinary, "The berth binary to run");
+  flags.addBool("json", &asJson, "Print one JSON object");
+  auto parsed = flags.parse(args);
+  if (flags.helpRequested()) {
+    std::cout << "Usage: berth-perf [flags]\n\nFlags:\n" << flags.usages();
+    return 0;
+  }
+  if (!parsed.ok()) {
+    std::cerr << "Error: " << parsed.error().message << "\n";
+    return 2;
+  }
+
+  client::initializeClientThreads(2);  // before any cpprestsdk use (deps-spike.md)
+  apiserver::StoreOptions storeOptions;
+  storeOptions.historySize = static_cast<size_t>(pods) * 3 + 1000;
+  apiserver::Store store(storeOptions);
+  for (int i = 0; i < nodes; ++i) (void)store.create(Resource::Nodes, "", makeNode(static_cast<int>(i)));
+  auto server = apiserver::Server::start(store, {});
+  if (!server.ok()) {
+    std::cerr << "Error: " << server.error().message << "\n";
+    return 1;
+  }
+
+  std::string dir = "/tmp/berth-perf-" + std::to_string(getpid());
+  std::string kubeconfig = dir + "-kubeconfig";
+  std::ofstream(kubeconfig) << json{{"apiVersion", "v1"},
+                                    {"kind", "Config"},
+                                    {"clusters", {{{"name", "perf"}, {"cluster", {{"server", (*server)->url()}}}}}},
+                                    {"users", {{{"name", "perf"}, {"user", json::object()}}}},
+                                    {"contexts", {{{"name", "perf"}, {"context", {{"cluster", "perf"}, {"user", "perf"}}}}}},
+                                    {"current-context", "perf"}}
+                                   .dump();
+  // The daemon writes no client-side limit of its own here: kube-api-qps is set high so the
+  // benchmark measures scheduling and the wire, as scheduler_perf does.
+  std::vector<std::string> daemonArgs = {berthBinary, "run", "--kubeconfig", kubeconfig,
+                                         "--kube-api-qps", "100000", "--kube-api-burst", "100000"};
+  if (!configPath.empty()) {
+    daemonArgs.push_back("--config");
+    daemonArgs.push_back(configPath);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : daemonArgs) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::string logPath = dir + ".log";
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 2, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  pid_t pid = 0;
+  if (posix_spawn(&pid, berthBinary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
+    std::cerr << "Error: cannot start " << berthBinary << "\n";
+    return 1;
+  }
+  posix_spawn_file_actions_destroy(&actions);
+
+  // Ready when both informers watch.
+  auto readyBy = Clock::now() + std::chrono::seconds(60);
+  while ((*server)->activeWatches() < 2 && Clock::now() < readyBy) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  apiserver::WatchOptions watchOptions;
+  watchOptions.resourceVersion = store.resourceVersion();
+  auto watch = store.watch(Resource::Pods, "perf", watchOptions);
+  if (!watch.ok()) {
+    std::cerr << "Error: watch: " << watch.error().message << "\n";
+    kill(pid, SIGTERM);
+    return 1;
+  }
+  std::unordered_map<std::string, Clock::time_point> createdAt;
+  createdAt.reserve(static_cast<size_t>(pods));
+  std::vector<double> latenciesMs;
+  Clock::time_point firstBind{}, lastBind{};
+  std::atomic<bool> creating{true};
+  std::vector<std::pair<std::string, Clock::time_point>> created(static_cast<size_t>(pods));
+  std::thread creator([&] {
+    for (int i = 0; i < pods; ++i) {
+      std::string name = "pod-" + std::to_string(i);
+      created[static_cast<size_t>(i)] = {name, Clock::now()};
+      (void)store.create(Resource::Pods, "perf", makePod(name, "berth"));
+    }
+    creating = false;
+  });
+  int bound = 0;
+  auto deadline = Clock::now() + std::chrono::seconds(600);
+  std::unordered_map<std::string, bool> seen;
+  while (bound < pods && Clock::now() < deadline && watch.ok()) {
+    auto event = (*watch)->next(std::chrono::milliseconds(200));
+    if (!event || event->type != apiserver::WatchEvent::Type::Modified) continue;
+    const json& object = event->object;
+    if (object["spec"].value("nodeName", "").empty()) continue;
+    std::string name = object["metadata"].value("name", "");
+    if (seen[name]) continue;
+    seen[name] = true;
+    auto now = Clock::now();
+    if (bound == 0) firstBind = now;
+    lastBind = now;
+    ++bound;
+    size_t index = static_cast<size_t>(std::stoi(name.substr(4)));
+    latenciesMs.push_back(std::chrono::duration<double, std::milli>(now - created[index].second).count());
+  }
+  creator.join();
+  long rssKiB = peakRssKiB(pid);
+  kill(pid, SIGTERM);
+  int status = 0;
+  waitpid(pid, &status, 0);
+
+  double span = std::chrono::duration<double>(lastBind - firstBind).count();
+  double podsPerSecond = span > 0 ? static_cast<double>(bound - 1) / span : 0;
+  double raw = rawBindRate(store, (*server)->url(), 5000, 16);
+  json result = {{"nodes", nodes},
+                 {"pods", pods},
+                 {"bound", bound},
+                 {"pods_per_second", podsPerSecond},
+                 {"p50_ms", percentile(latenciesMs, 0.50)},
+                 {"p99_ms", percentile(latenciesMs, 0.99)},
+                 {"daemon_peak_rss_mib", static_cast<double>(rssKiB) / 1024.0},
+                 {"raw_bind_per_second", raw},
+                 {"config", configPath.empty() ? "default" : configPath}};
+  if (asJson) {
+    std::cout << result.dump() << "\n";
+  } else {
+    std::cout << "nodes " << nodes << ", pods " << pods << ": " << bound << " bound, "
+              << podsPerSecond << " pods/s (first to last bind), p50 " << result["p50_ms"]
+              << " ms, p99 " << result["p99_ms"] << " ms create-to-bound, daemon peak RSS "
+              << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw << "/s\n";
+  }
+  std::remove(kubeconfig.c_str());
+  return bound == pods ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace berth::perf
+
+int main(int argc, char** argv) {
+  return berth::perf::run(std::vector<std::string>(argv + 1, argv + argc));
+}

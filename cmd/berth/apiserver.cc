@@ -1,0 +1,227 @@
+// `berth apiserver`: serves an in-memory store over HTTP(S) with kube-apiserver's wire behaviour,
+// loaded from a cluster file, until SIGINT or SIGTERM. kubectl, client-go and berth itself can
+// point at it (--write-kubeconfig writes a kubeconfig that does).
+
+#include "cmd/berth/apiserver.h"
+
+#include <openssl/evp.h>
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <stop_token>
+
+#include "cmd/berth/common.h"
+#include "cmd/berth/flags.h"
+#include "pkg/api/decode.h"
+#include "pkg/apiserver/server.h"
+#include "pkg/log/log.h"
+
+namespace berth::cmd {
+namespace {
+
+using json = nlohmann::json;
+
+std::string base64(const std::string& data) {
+  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
+  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                          reinterpret_cast<const unsigned char*>(data.data()),
+                          static_cast<int>(data.size()));
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+// Creates the file's nodes and pods in the store as they are written (pods keep their status,
+// which a create would reset to Pending, and their spec.nodeName).
+util::Result<void> loadCluster(apiserver::Store& store, const std::string& path) {
+  auto text = readFile(path);
+  if (!text.ok()) {
+    return text.error();
+  }
+  // Decoding validates every node and pod, with errors that name the object and field.
+  auto objects = api::decodeObjects(*text);
+  if (!objects.ok()) {
+    return objects.error().wrap(path);
+  }
+  auto documents = api::parseDocuments(*text);
+  if (!documents.ok()) {
+    return documents.error().wrap(path);
+  }
+  std::vector<json> items;
+  for (json& doc : *documents) {
+    if (doc.is_object() && doc.contains("items") && doc["items"].is_array()) {
+      for (json& item : doc["items"]) {
+        items.push_back(std::move(item));
+      }
+    } else if (doc.is_object()) {
+      items.push_back(std::move(doc));
+    }
+  }
+  for (json& item : items) {
+    const std::string kind = item.value("kind", "");
+    if (kind != "Node" && kind != "Pod") {
+      continue;
+    }
+    json& meta = item["metadata"];
+    for (const char* field : {"resourceVersion", "uid", "creationTimestamp", "generation"}) {
+      meta.erase(field);
+    }
+    const std::string name = meta.value("name", "");
+    if (kind == "Node") {
+      auto created = store.create(apiserver::Resource::Nodes, "", item);
+      if (!created.ok()) {
+        return util::invalidArgument(path + ": node " + name + ": " + created.error().message);
+      }
+      continue;
+    }
+    const std::string ns = meta.value("namespace", "default");
+    json status = item.value("status", json::object());
+    auto created = store.create(apiserver::Resource::Pods, ns, item);
+    if (!created.ok()) {
+      return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
+                                   created.error().message);
+    }
+    if (!status.empty()) {
+      json withStatus = *created;
+      withStatus["status"] = std::move(status);
+      auto updated = store.updateStatus(apiserver::Resource::Pods, ns, name, withStatus);
+      if (!updated.ok()) {
+        return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
+                                     updated.error().message);
+      }
+    }
+  }
+  return {};
+}
+
+// A kubeconfig with one cluster, user and context named "berth".
+std::string kubeconfig(const std::string& url, const std::string& caPem, const std::string& token) {
+  std::string out =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: berth\n  cluster:\n    server: " + url +
+      "\n";
+  if (!caPem.empty()) {
+    out += "    certificate-authority-data: " + base64(caPem) + "\n";
+  }
+  out += "contexts:\n- name: berth\n  context:\n    cluster: berth\n    user: berth\n";
+  out += "current-context: berth\nusers:\n- name: berth\n  user:";
+  out += token.empty() ? " {}\n" : "\n    token: " + token + "\n";
+  return out;
+}
+
+util::Result<void> writePrivateFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  if (!out) {
+    return util::invalidArgument("open " + path + ": cannot write");
+  }
+  out << content;
+  out.close();
+  if (!out) {
+    return util::invalidArgument("write " + path + ": I/O error");
+  }
+  ::chmod(path.c_str(), 0600);  // it may hold a token
+  return {};
+}
+
+}  // namespace
+
+int apiserverCommand(const std::vector<std::string>& args) {
+  std::string bindAddress = "127.0.0.1";
+  int64_t port = 0;
+  std::string cluster;
+  std::string certFile;
+  std::string keyFile;
+  std::string clientCaFile;
+  std::string token;
+  std::string kubeconfigPath;
+  FlagSet flags;
+  flags.addString("bind-address", &bindAddress, "The IP address on which to listen");
+  flags.addInt("port", &port, "The port on which to serve; 0 picks a free port");
+  flags.addString("cluster", &cluster,
+                  "Nodes and pods to load: JSON or YAML as written by "
+                  "'kubectl get nodes,pods -A -o json|yaml'");
+  flags.addString("tls-cert-file", &certFile,
+                  "File containing the x509 certificate (chain) for HTTPS; with "
+                  "--tls-private-key-file");
+  flags.addString("tls-private-key-file", &keyFile,
+                  "File containing the x509 private key matching --tls-cert-file");
+  flags.addString("client-ca-file", &clientCaFile,
+                  "If set, any request presenting a client certificate signed by one of the "
+                  "authorities in this file is authenticated");
+  flags.addString("token", &token,
+                  "If set, requests must carry 'Authorization: Bearer TOKEN' (or a client "
+                  "certificate)");
+  flags.addString("write-kubeconfig", &kubeconfigPath,
+                  "Write a kubeconfig that reaches this server to this path");
+  auto parsed = flags.parse(args);
+  if (flags.helpRequested()) {
+    std::cout << "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) "
+                 "from memory,\nwith kube-apiserver's paths, status codes, watches and "
+                 "discovery, until SIGINT or SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\n"
+                 "Flags:\n"
+              << flags.usages();
+    return 0;
+  }
+  if (!parsed.ok()) return fail(parsed.error().message);
+  if (!parsed->empty()) return fail("unexpected argument \"" + parsed->front() + "\"");
+  if (port < 0 || port > 65535) return fail("--port: must be between 0 and 65535");
+  if (certFile.empty() != keyFile.empty()) {
+    return fail("--tls-cert-file and --tls-private-key-file must be set together");
+  }
+  if (!clientCaFile.empty() && certFile.empty()) {
+    return fail("--client-ca-file requires --tls-cert-file and --tls-private-key-file");
+  }
+
+  apiserver::ServerOptions options;
+  options.bindAddress = bindAddress;
+  options.port = static_cast<uint16_t>(port);
+  options.token = token;
+  std::string certPem;
+  if (!certFile.empty()) {
+    auto cert = readFile(certFile);
+    if (!cert.ok()) return fail(cert.error().message);
+    auto key = readFile(keyFile);
+    if (!key.ok()) return fail(key.error().message);
+    apiserver::TlsOptions tls{*cert, *key, ""};
+    if (!clientCaFile.empty()) {
+      auto ca = readFile(clientCaFile);
+      if (!ca.ok()) return fail(ca.error().message);
+      tls.clientCaPem = *ca;
+    }
+    certPem = *cert;
+    options.tls = std::move(tls);
+  }
+
+  apiserver::Store store;
+  if (!cluster.empty()) {
+    if (auto loaded = loadCluster(store, cluster); !loaded.ok()) {
+      return fail(loaded.error().message);
+    }
+  }
+  std::stop_source stop = stopOnSignals();  // before any thread starts
+  auto server = apiserver::Server::start(store, options);
+  if (!server.ok()) return fail(server.error().message);
+  const std::string url = (*server)->url();
+  if (!kubeconfigPath.empty()) {
+    // The serving certificate (chain) is what clients must trust: Go accepts a trusted leaf.
+    if (auto written = writePrivateFile(kubeconfigPath, kubeconfig(url, certPem, token));
+        !written.ok()) {
+      return fail(written.error().message);
+    }
+  }
+  log::info(0, "Serving the Kubernetes API",
+            {{"url", url}, {"resourceVersion", store.resourceVersion()}});
+
+  std::mutex mu;
+  std::condition_variable_any cv;
+  std::unique_lock lock(mu);
+  cv.wait(lock, stop.get_token(), [] { return false; });
+  lock.unlock();
+  log::info(0, "Shutting down the Kubernetes API server");
+  (*server)->stop();
+  return 0;
+}
+
+}  // namespace berth::cmd

@@ -1,0 +1,62 @@
+#include "cmd/berth/common.h"
+
+#include <csignal>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <pthread.h>
+#include <sstream>
+#include <thread>
+
+namespace berth::cmd {
+
+int fail(const std::string& message) {
+  std::cerr << "Error: " << message << "\n";
+  return kExitUsage;
+}
+
+util::Result<std::string> readFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return util::invalidArgument("open " + path + ": no such file or unreadable");
+  std::ostringstream s;
+  s << in.rdbuf();
+  if (in.bad()) return util::invalidArgument("read " + path + ": I/O error");
+  return s.str();
+}
+
+util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
+                                                  const std::string& context) {
+  if (!kubeconfig.empty()) {
+    auto text = readFile(kubeconfig);
+    if (!text.ok()) return text.error().wrap("--kubeconfig");
+    return client::loadKubeconfig(*text, kubeconfig, context, readFile);
+  }
+  auto getenv = [](const std::string& name) {
+    const char* value = std::getenv(name.c_str());
+    return std::string(value ? value : "");
+  };
+  if (getenv("KUBERNETES_SERVICE_HOST").empty()) {
+    return util::invalidArgument(
+        "no API server configuration: pass --kubeconfig PATH (or set clientConnection.kubeconfig "
+        "in --config), or run berth in a pod, where KUBERNETES_SERVICE_HOST and the service "
+        "account token are provided");
+  }
+  return client::inClusterConfig(getenv, readFile);
+}
+
+std::stop_source stopOnSignals() {
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::stop_source source;
+  std::thread([set, source]() mutable {
+    int signal = 0;
+    sigwait(&set, &signal);
+    source.request_stop();
+  }).detach();  // lives until exit: a signal may come at any time
+  return source;
+}
+
+}  // namespace berth::cmd

@@ -1,0 +1,29 @@
+#pragma once
+// What every subcommand shares: the usage-error exit, file reading, client configuration from
+// flags, and waiting for SIGINT/SIGTERM.
+
+#include <stop_token>
+#include <string>
+
+#include "pkg/client/config.h"
+#include "pkg/util/result.h"
+
+namespace berth::cmd {
+
+inline constexpr int kExitUsage = 2;
+
+// Prints "Error: MESSAGE" to stderr and returns kExitUsage.
+int fail(const std::string& message);
+
+util::Result<std::string> readFile(const std::string& path);
+
+// The API server connection: the kubeconfig at `path` (its current context, or `context`), else
+// the pod's in-cluster configuration; an error that says what to pass when there is neither.
+util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
+                                                  const std::string& context);
+
+// Blocks SIGINT and SIGTERM in every thread started after this call and returns a stop_source
+// whose stop is requested when one arrives (from a dedicated signal thread). Call first in main.
+std::stop_source stopOnSignals();
+
+}  // namespace berth::cmd

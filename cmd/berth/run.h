@@ -1,0 +1,42 @@
+#pragma once
+// `berth run`: flags and configuration resolved into RunSettings, then the daemon until a stop.
+
+#include <cstdint>
+#include <stop_token>
+#include <string>
+#include <vector>
+
+#include "pkg/client/config.h"
+#include "pkg/config/config.h"
+#include "pkg/log/log.h"
+#include "pkg/scheduler/scheduler.h"
+#include "pkg/util/result.h"
+
+namespace berth::cmd {
+
+struct RunSettings {
+  std::string kubeconfig;
+  std::string context;
+  std::string configPath;
+  std::string schedulerName{config::kDefaultSchedulerName};
+  double qps = 50;
+  int burst = 100;
+  int64_t verbosity = 0;
+  log::Format logFormat = log::Format::Text;
+  std::string bindAddress = "0.0.0.0";
+  int64_t port = 10259;
+  config::Configuration config;                 // the file's, or the default, after the flags
+  scheduler::Observer* observer = nullptr;      // berth demo prints placements through it
+};
+
+// Parses `berth run` flags and the configuration file. With --help, sets *help and returns.
+util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bool* help,
+                                        std::string* usage);
+
+// Runs the daemon against the API server `restConfig` names until `stop`; returns the exit code.
+int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::stop_token stop);
+
+int runCommand(const std::vector<std::string>& args);
+int demoCommand(const std::vector<std::string>& args);
+
+}  // namespace berth::cmd

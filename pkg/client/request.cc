@@ -1,0 +1,208 @@
+#include "pkg/client/request.h"
+
+#include <string>
+
+namespace berth::client {
+namespace {
+
+using nlohmann::json;
+
+// RFC 3986 percent-encoding of a query value: everything but unreserved characters.
+std::string encodeQueryValue(std::string_view value) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  for (const unsigned char c : value) {
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+        c == '.' || c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += kHex[c >> 4];
+      out += kHex[c & 15];
+    }
+  }
+  return out;
+}
+
+void addParam(std::string& query, std::string_view key, std::string_view value) {
+  if (value.empty()) {
+    return;
+  }
+  query += query.empty() ? '?' : '&';
+  query += key;
+  query += '=';
+  query += encodeQueryValue(value);
+}
+
+}  // namespace
+
+std::string Resource::path(std::string_view ns, std::string_view name,
+                           std::string_view subresource) const {
+  std::string out = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
+  if (namespaced && !ns.empty()) {
+    out += "/namespaces/";
+    out += ns;
+  }
+  out += "/";
+  out += this->name;
+  if (!name.empty()) {
+    out += "/";
+    out += name;
+    if (!subresource.empty()) {
+      out += "/";
+      out += subresource;
+    }
+  }
+  return out;
+}
+
+std::string queryString(const ListOptions& options) {
+  std::string q;
+  addParam(q, "labelSelector", options.labelSelector);
+  addParam(q, "fieldSelector", options.fieldSelector);
+  addParam(q, "resourceVersion", options.resourceVersion);
+  if (options.limit > 0) {
+    addParam(q, "limit", std::to_string(options.limit));
+  }
+  addParam(q, "continue", options.continueToken);
+  return q;
+}
+
+std::string queryString(const WatchOptions& options) {
+  std::string q = "?watch=true";
+  addParam(q, "labelSelector", options.labelSelector);
+  addParam(q, "fieldSelector", options.fieldSelector);
+  addParam(q, "resourceVersion", options.resourceVersion);
+  if (options.timeoutSeconds > 0) {
+    addParam(q, "timeoutSeconds", std::to_string(options.timeoutSeconds));
+  }
+  if (options.allowWatchBookmarks) {
+    addParam(q, "allowWatchBookmarks", "true");
+  }
+  return q;
+}
+
+ApiResult<ObjectList> decodeList(json body) {
+  if (!body.is_object()) {
+    return badResponse("list: expected a JSON object");
+  }
+  ObjectList out;
+  const auto meta = body.find("metadata");
+  if (meta != body.end() && meta->is_object()) {
+    if (const auto rv = meta->find("resourceVersion"); rv != meta->end() && rv->is_string()) {
+      out.resourceVersion = rv->get<std::string>();
+    }
+    if (const auto c = meta->find("continue"); c != meta->end() && c->is_string()) {
+      out.continueToken = c->get<std::string>();
+    }
+  }
+  auto items = body.find("items");
+  if (items == body.end() || items->is_null()) {
+    return out;  // an empty list may omit items
+  }
+  if (!items->is_array()) {
+    return badResponse("list: items must be an array");
+  }
+  out.items.reserve(items->size());
+  for (json& item : *items) {
+    out.items.push_back(std::move(item));
+  }
+  return out;
+}
+
+std::string WatchEvent::resourceVersion() const {
+  const auto meta = object.find("metadata");
+  if (meta == object.end() || !meta->is_object()) {
+    return {};
+  }
+  const auto rv = meta->find("resourceVersion");
+  return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
+}
+
+std::string_view watchEventTypeName(WatchEvent::Type type) {
+  switch (type) {
+    case WatchEvent::Type::Added:
+      return "ADDED";
+    case WatchEvent::Type::Modified:
+      return "MODIFIED";
+    case WatchEvent::Type::Deleted:
+      return "DELETED";
+    case WatchEvent::Type::Bookmark:
+      return "BOOKMARK";
+    case WatchEvent::Type::Error:
+      return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+ApiResult<WatchEvent> decodeWatchEvent(std::string_view line) {
+  json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) {
+    return badResponse("watch event is not JSON: " + std::string(line.substr(0, 200)));
+  }
+  if (!j.is_object()) {
+    return badResponse("watch event is not a JSON object");
+  }
+  const auto type = j.find("type");
+  const auto object = j.find("object");
+  if (type == j.end() || !type->is_string() || object == j.end() || !object->is_object()) {
+    return badResponse("watch event needs a string type and an object");
+  }
+  WatchEvent e;
+  const std::string& t = type->get_ref<const std::string&>();
+  if (t == "ADDED") {
+    e.type = WatchEvent::Type::Added;
+  } else if (t == "MODIFIED") {
+    e.type = WatchEvent::Type::Modified;
+  } else if (t == "DELETED") {
+    e.type = WatchEvent::Type::Deleted;
+  } else if (t == "BOOKMARK") {
+    e.type = WatchEvent::Type::Bookmark;
+  } else if (t == "ERROR") {
+    e.type = WatchEvent::Type::Error;
+  } else {
+    return badResponse("unknown watch event type \"" + t + "\"");
+  }
+  e.object = std::move(*object);
+  return e;
+}
+
+ApiResult<ObjectList> listAllPages(const ListPageFn& listPage, ListOptions options,
+                                   std::stop_token stop) {
+  if (options.limit <= 0) {
+    options.limit = kDefaultPageSize;
+  }
+  ObjectList all;
+  bool first = true;
+  while (true) {
+    if (stop.stop_requested()) {
+      return cancelledFailure();
+    }
+    ApiResult<ObjectList> page = listPage(options);
+    if (!page.ok()) {
+      if (!first && page.error().isGone()) {
+        // The continue token expired: read everything at once instead.
+        ListOptions whole = options;
+        whole.limit = 0;
+        whole.continueToken.clear();
+        return listPage(whole);
+      }
+      return page.error();
+    }
+    if (first) {
+      all.resourceVersion = page->resourceVersion;
+      first = false;
+    }
+    for (nlohmann::json& item : page->items) {
+      all.items.push_back(std::move(item));
+    }
+    if (page->continueToken.empty()) {
+      return all;
+    }
+    options.continueToken = std::move(page->continueToken);
+    // Later pages come from the same snapshot; a resourceVersion must not accompany `continue`.
+    options.resourceVersion.clear();
+  }
+}
+
+}  // namespace berth::client

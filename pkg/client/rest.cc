@@ -1,0 +1,465 @@
+#include "pkg/client/rest.h"
+
+// Boost 1.74's asio needs <utility> first under C++20 (deps-spike.md).
+#include <utility>
+
+#include <boost/asio/ssl.hpp>
+#include <cpprest/http_client.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <pplx/threadpool.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "pkg/client/log.h"
+#include "pkg/client/rate_limiter.h"
+#include "pkg/client/token_source.h"
+
+namespace berth::client {
+namespace {
+
+using nlohmann::json;
+namespace http = web::http;
+
+// What to send; built by each verb.
+struct Request {
+  Request(http::method m, std::string p, std::optional<std::string> b = std::nullopt,
+          std::string type = "application/json")
+      : method(std::move(m)), path(std::move(p)), body(std::move(b)), contentType(std::move(type)) {}
+
+  http::method method;
+  std::string path;  // with the query string
+  std::optional<std::string> body;
+  std::string contentType;
+  bool idempotent = false;
+  bool watch = false;
+};
+
+// A connection error's text; TLS errors carry the packed OpenSSL code, which std::error_code
+// cannot name ("Unknown error 167772294").
+std::string describe(const http::http_exception& e) {
+  const int code = e.error_code().value();
+  if (code > 0 && ERR_GET_LIB(static_cast<unsigned long>(code)) != 0) {
+    if (const char* reason = ERR_reason_error_string(static_cast<unsigned long>(code))) {
+      return std::string(e.what()) + ": " + reason;
+    }
+  }
+  return e.what();
+}
+
+// Installs the TLS material on a context; the error names what failed to load.
+util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig& config) {
+  boost::system::error_code ec;
+  if (!config.caPem.empty()) {
+    // cpprestsdk calls set_default_verify_paths() before this callback: start from an empty store
+    // so that only the kubeconfig's CA is trusted.
+    SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
+    ctx.add_certificate_authority(boost::asio::buffer(config.caPem), ec);
+    if (ec) {
+      return util::invalidArgument("certificate authority: " + ec.message());
+    }
+  }
+  if (!config.clientCertPem.empty()) {
+    ctx.use_certificate_chain(boost::asio::buffer(config.clientCertPem), ec);
+    if (ec) {
+      return util::invalidArgument("client certificate: " + ec.message());
+    }
+    ctx.use_private_key(boost::asio::buffer(config.clientKeyPem), boost::asio::ssl::context::pem,
+                        ec);
+    if (ec) {
+      return util::invalidArgument("client key: " + ec.message());
+    }
+  }
+  return {};
+}
+
+std::string header(const http::http_headers& headers, const std::string& name) {
+  const auto it = headers.find(name);
+  return it == headers.end() ? std::string() : it->second;
+}
+
+// A watch response body read in blocks and split into lines.
+class HttpWatchStream final : public WatchStream {
+ public:
+  HttpWatchStream(http::http_response response, pplx::cancellation_token_source cts,
+                  std::stop_token stop)
+      : response_(std::move(response)),
+        body_(response_.body().streambuf()),
+        cts_(cts),
+        onStop_(std::move(stop), [cts]() mutable { cts.cancel(); }) {}
+
+  ~HttpWatchStream() override {
+    // Close the connection, or cpprestsdk keeps reading the endless body into the buffer.
+    cts_.cancel();
+  }
+
+  ApiResult<std::optional<WatchEvent>> next() override {
+    while (true) {
+      const size_t newline = pending_.find('\n', pos_);
+      if (newline != std::string::npos) {
+        const std::string_view line(pending_.data() + pos_, newline - pos_);
+        pos_ = newline + 1;
+        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
+          continue;
+        }
+        ApiResult<WatchEvent> event = decodeWatchEvent(line);
+        if (!event.ok()) {
+          return event.error();
+        }
+        return std::optional<WatchEvent>(*std::move(event));
+      }
+      pending_.erase(0, pos_);
+      pos_ = 0;
+      ApiResult<size_t> n = read();
+      if (!n.ok()) {
+        return n.error();
+      }
+      if (*n == 0) {
+        if (pending_.find_first_not_of(" \t\r\n") != std::string::npos) {
+          // The last line had no newline (the server was cut off mid-line).
+          return badResponse("watch stream ended inside an event");
+        }
+        return std::optional<WatchEvent>();
+      }
+    }
+  }
+
+ private:
+  // Appends what is available (at least one byte, waiting for it); 0 at the end of the body.
+  ApiResult<size_t> read() {
+    try {
+      // getn() of more than is buffered waits for all of it; ask for what is there, or for 1.
+      const size_t want = std::clamp<size_t>(body_.in_avail(), 1, block_.size());
+      const size_t n = body_.getn(block_.data(), want).get();
+      pending_.append(reinterpret_cast<const char*>(block_.data()), n);
+      return n;
+    } catch (const http::http_exception& e) {
+      if (cts_.get_token().is_canceled()) {
+        return cancelledFailure();
+      }
+      return connectionFailure(describe(e));
+    } catch (const pplx::task_canceled&) {
+      return cancelledFailure();
+    } catch (const std::exception& e) {
+      if (cts_.get_token().is_canceled()) {
+        return cancelledFailure();
+      }
+      return connectionFailure(e.what());
+    }
+  }
+
+  http::http_response response_;
+  Concurrency::streams::streambuf<uint8_t> body_;
+  pplx::cancellation_token_source cts_;
+  std::stop_callback<std::function<void()>> onStop_;
+  std::array<uint8_t, 64 * 1024> block_{};
+  std::string pending_;
+  size_t pos_ = 0;
+};
+
+// The answer of one attempt: the response (headers received) or why there is none.
+using Response = ApiResult<http::http_response>;
+
+}  // namespace
+
+void initializeClientThreads(size_t threads) {
+  crossplat::threadpool::initialize_with_threads(threads);
+}
+
+std::string_view contentType(PatchType type) {
+  switch (type) {
+    case PatchType::Json:
+      return "application/json-patch+json";
+    case PatchType::Merge:
+      return "application/merge-patch+json";
+    case PatchType::StrategicMerge:
+      return "application/strategic-merge-patch+json";
+  }
+  return "application/json";
+}
+
+struct RestClient::Impl {
+  RestConfig config;
+  RestOptions options;
+  std::optional<http::client::http_client> client;
+  std::optional<http::client::http_client> watchClient;
+  TokenSource tokens;
+  TokenBucket limiter;
+
+  Impl(const RestConfig& c, RestOptions o)
+      : config(c),
+        options(std::move(o)),
+        tokens(c.bearerToken, c.tokenFile, options.tokenCheckInterval, options.clock),
+        limiter(c.qps < 0 ? 0 : (c.qps == 0 ? 5 : c.qps), c.burst == 0 ? 10 : c.burst,
+                options.clock) {}
+
+  http::client::http_client_config clientConfig(Duration timeout) const {
+    http::client::http_client_config cfg;
+    cfg.set_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
+    if (config.server.starts_with("https://")) {
+      cfg.set_validate_certificates(!config.insecureSkipTLSVerify);
+      RestConfig tls = config;
+      cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
+        // Checked in create(); a failure here would surface as a handshake error.
+        configureTls(ctx, tls).ignore();
+      });
+    }
+    return cfg;
+  }
+
+  // One attempt: sends and waits for the response headers.
+  Response sendOnce(const Request& r, pplx::cancellation_token_source& cts,
+                    std::stop_token stop) {
+    http::http_request req(r.method);
+    req.set_request_uri(r.path);
+    http::http_headers& h = req.headers();
+    h.add(http::header_names::accept, "application/json");
+    h.add(http::header_names::user_agent, config.userAgent);
+    if (const std::string token = tokens.token(); !token.empty()) {
+      h.add(http::header_names::authorization, "Bearer " + token);
+    }
+    if (r.body) {
+      // Bytes, not set_body(std::string): that overload reinterprets a char stream buffer as a
+      // uint8_t one, which UBSan rightly reports. The header set first is kept by set_body.
+      h.add(http::header_names::content_type, r.contentType);
+      req.set_body(std::vector<unsigned char>(r.body->begin(), r.body->end()));
+    }
+    std::stop_callback onStop(stop, [&cts] { cts.cancel(); });
+    try {
+      http::client::http_client& c = r.watch ? *watchClient : *client;
+      return c.request(req, cts.get_token()).get();
+    } catch (const http::http_exception& e) {
+      if (cts.get_token().is_canceled()) {
+        return cancelledFailure();
+      }
+      return connectionFailure(describe(e));
+    } catch (const pplx::task_canceled&) {
+      return cancelledFailure();
+    } catch (const std::exception& e) {
+      return connectionFailure(e.what());
+    }
+  }
+
+  // Turns a non-2xx response into its failure; reads the whole body.
+  ApiFailure failureOf(const Request& r, http::http_response& resp) {
+    std::string body;
+    try {
+      body = resp.extract_utf8string(true).get();
+    } catch (const std::exception&) {
+      // The code says enough; the body is only detail.
+    }
+    if (resp.status_code() == http::status_codes::Unauthorized) {
+      tokens.invalidate();  // perhaps the token rotated under us
+    }
+    return decodeFailure(resp.status_code(), r.method, body,
+                         header(resp.headers(), http::header_names::retry_after));
+  }
+
+  // Sends with rate limiting and, for idempotent requests, retries. On success the response's
+  // status is 2xx and its body is unread.
+  Response send(const Request& r, pplx::cancellation_token_source& cts, std::stop_token stop) {
+    Backoff backoff(options.retry.backoff, options.clock, options.random);
+    for (int attempt = 0;; ++attempt) {
+      if (!limiter.wait(stop)) {
+        return cancelledFailure();
+      }
+      Response resp = sendOnce(r, cts, stop);
+      std::optional<ApiFailure> failure;
+      if (!resp.ok()) {
+        failure = resp.error();
+      } else if (resp->status_code() >= 300) {
+        failure = failureOf(r, *resp);
+      } else {
+        return resp;
+      }
+      if (!r.idempotent || !failure->isTransient() || attempt >= options.retry.maxRetries) {
+        return *std::move(failure);
+      }
+      Duration wait = backoff.next();
+      if (failure->retryAfter) {
+        wait = std::min<Duration>(*failure->retryAfter, options.retry.maxRetryAfter);
+      }
+      logger()->debug("Retrying request method={} path=\"{}\" attempt={} wait={}ms err=\"{}\"",
+                      r.method, r.path, attempt + 1,
+                      std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
+                      failure->toString());
+      if (!options.sleep(wait, stop)) {
+        return cancelledFailure();
+      }
+      cts = pplx::cancellation_token_source();
+    }
+  }
+
+  ApiResult<json> call(const Request& r, std::stop_token stop) {
+    pplx::cancellation_token_source cts;
+    Response resp = send(r, cts, stop);
+    if (!resp.ok()) {
+      return resp.error();
+    }
+    std::string body;
+    try {
+      std::stop_callback onStop(stop, [&cts] { cts.cancel(); });
+      body = resp->extract_utf8string(true).get();
+    } catch (const std::exception& e) {
+      if (cts.get_token().is_canceled()) {
+        return cancelledFailure();
+      }
+      return connectionFailure(std::string("reading the response: ") + e.what());
+    }
+    if (body.empty()) {
+      return json();
+    }
+    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded()) {
+      return badResponse(std::string(r.method) + " " + r.path + ": response is not JSON");
+    }
+    return j;
+  }
+};
+
+RestClient::RestClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+RestClient::~RestClient() = default;
+
+util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& config,
+                                                             RestOptions options) {
+  const bool https = config.server.starts_with("https://");
+  if (!https && !config.server.starts_with("http://")) {
+    return util::invalidArgument("server \"" + config.server +
+                                 "\": must be an https:// or http:// URL");
+  }
+  if (!config.tlsServerName.empty()) {
+    return util::Error{util::ErrorCode::Unimplemented,
+                       "tls-server-name is not supported by berth's client"};
+  }
+  if (https) {
+    try {
+      boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
+      if (util::Result<void> r = configureTls(probe, config); !r.ok()) {
+        return r.error();
+      }
+    } catch (const std::exception& e) {
+      return util::Error{util::ErrorCode::Internal, std::string("TLS setup: ") + e.what()};
+    }
+  }
+  auto impl = std::make_unique<Impl>(config, std::move(options));
+  try {
+    const web::uri base(config.server);
+    impl->client.emplace(base, impl->clientConfig(impl->options.requestTimeout));
+    impl->watchClient.emplace(base, impl->clientConfig(impl->options.watchIdleTimeout));
+  } catch (const std::exception& e) {
+    return util::invalidArgument("server \"" + config.server + "\": " + e.what());
+  }
+  return std::unique_ptr<RestClient>(new RestClient(std::move(impl)));
+}
+
+const std::string& RestClient::server() const { return impl_->config.server; }
+
+ApiResult<json> RestClient::get(const Resource& resource, std::string_view ns,
+                                std::string_view name, std::string_view subresource,
+                                std::stop_token stop) {
+  Request r{http::methods::GET, resource.path(ns, name, subresource)};
+  r.idempotent = true;
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<json> RestClient::getPath(std::string_view path, std::stop_token stop) {
+  Request r{http::methods::GET, std::string(path)};
+  r.idempotent = true;
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<ObjectList> RestClient::list(const Resource& resource, std::string_view ns,
+                                       const ListOptions& options, std::stop_token stop) {
+  Request r{http::methods::GET, resource.path(ns) + queryString(options)};
+  r.idempotent = true;
+  ApiResult<json> body = impl_->call(r, std::move(stop));
+  if (!body.ok()) {
+    return body.error();
+  }
+  return decodeList(*std::move(body));
+}
+
+ApiResult<ObjectList> RestClient::listAll(const Resource& resource, std::string_view ns,
+                                          const ListOptions& options, std::stop_token stop) {
+  return listAllPages(
+      [&](const ListOptions& page) { return list(resource, ns, page, stop); }, options, stop);
+}
+
+ApiResult<WatchStreamPtr> RestClient::watch(const Resource& resource, std::string_view ns,
+                                            const WatchOptions& options, std::stop_token stop) {
+  WatchOptions o = options;
+  const auto limit = std::chrono::duration_cast<std::chrono::seconds>(
+                         impl_->options.watchIdleTimeout - std::chrono::minutes(1))
+                         .count();
+  if (o.timeoutSeconds <= 0 || o.timeoutSeconds > limit) {
+    o.timeoutSeconds = std::max<int64_t>(limit, 1);
+  }
+  Request r{http::methods::GET, resource.path(ns) + queryString(o)};
+  r.idempotent = true;
+  r.watch = true;
+  pplx::cancellation_token_source cts;
+  Response resp = impl_->send(r, cts, stop);
+  if (!resp.ok()) {
+    return resp.error();
+  }
+  return WatchStreamPtr(std::make_unique<HttpWatchStream>(*std::move(resp), cts, std::move(stop)));
+}
+
+ApiResult<json> RestClient::create(const Resource& resource, std::string_view ns,
+                                   const json& object, std::stop_token stop) {
+  Request r{http::methods::POST, resource.path(ns), object.dump()};
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<json> RestClient::post(const Resource& resource, std::string_view ns,
+                                 std::string_view name, std::string_view subresource,
+                                 const json& body, std::stop_token stop) {
+  Request r{http::methods::POST, resource.path(ns, name, subresource), body.dump()};
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<json> RestClient::update(const Resource& resource, std::string_view ns,
+                                   std::string_view name, const json& object,
+                                   std::string_view subresource, std::stop_token stop) {
+  Request r{http::methods::PUT, resource.path(ns, name, subresource), object.dump()};
+  const auto meta = object.find("metadata");
+  r.idempotent = meta != object.end() && meta->is_object() &&
+                 meta->value("resourceVersion", std::string()) != "";
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<json> RestClient::patch(const Resource& resource, std::string_view ns,
+                                  std::string_view name, PatchType type, const json& patch,
+                                  std::string_view subresource, std::stop_token stop) {
+  Request r{http::methods::PATCH, resource.path(ns, name, subresource), patch.dump(),
+            std::string(contentType(type))};
+  // A merge patch sets fields to given values: applying it twice is applying it once.
+  r.idempotent = type != PatchType::Json;
+  return impl_->call(r, std::move(stop));
+}
+
+ApiResult<json> RestClient::remove(const Resource& resource, std::string_view ns,
+                                   std::string_view name, const Preconditions& preconditions,
+                                   std::stop_token stop) {
+  Request r{http::methods::DEL, resource.path(ns, name)};
+  if (!preconditions.uid.empty() || !preconditions.resourceVersion.empty()) {
+    json pre = json::object();
+    if (!preconditions.uid.empty()) {
+      pre["uid"] = preconditions.uid;
+    }
+    if (!preconditions.resourceVersion.empty()) {
+      pre["resourceVersion"] = preconditions.resourceVersion;
+    }
+    r.body = json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}}.dump();
+  }
+  r.idempotent = true;
+  return impl_->call(r, std::move(stop));
+}
+
+}  // namespace berth::client

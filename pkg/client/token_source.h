@@ -1,0 +1,46 @@
+#pragma once
+// The bearer token to send, re-read from its file when the file changes. Bound service-account
+// tokens are rotated by the kubelet (about hourly, by swapping a symlink), so a long-running
+// client must pick up the new token; client-go re-reads the file periodically. Here the file's
+// identity (inode, size, mtime) is checked at most every `checkInterval`, and the token is re-read
+// when it changed or when the server answered 401 (invalidate()). A failed or empty read keeps the
+// previous token and is logged: the old token usually stays valid for a while.
+
+#include <mutex>
+#include <string>
+#include <sys/types.h>
+
+#include "pkg/client/backoff.h"
+
+namespace berth::client {
+
+class TokenSource {
+ public:
+  // `token` is the token already read (may be empty); `file` may be empty for a fixed token.
+  TokenSource(std::string token, std::string file,
+              Duration checkInterval = std::chrono::seconds(5), SteadyClock clock = realClock());
+
+  // The current token; may stat and re-read the file.
+  std::string token();
+  // Forces a check of the file on the next token() call.
+  void invalidate();
+
+ private:
+  struct FileId {
+    ino_t inode = 0;
+    off_t size = -1;
+    int64_t mtimeNs = 0;
+    bool operator==(const FileId&) const = default;
+  };
+
+  std::mutex mu_;
+  std::string token_;
+  const std::string file_;
+  const Duration checkInterval_;
+  SteadyClock clock_;
+  TimePoint nextCheck_;
+  FileId seen_;
+  bool forceCheck_ = false;
+};
+
+}  // namespace berth::client

@@ -1,0 +1,183 @@
+#pragma once
+// Informer<T>: a Reflector feeding a Store<T> of decoded objects and calling event handlers, as
+// client-go's SharedIndexInformer with one consumer. It runs on its own thread; handlers are
+// called on that thread, in the order the changes happened.
+//
+// Delivery is exactly-once per change: a LIST (the first, or a relist after 410 Gone or a broken
+// stream) is reconciled against the store, giving onAdd for new objects, onUpdate for those whose
+// resourceVersion changed, onDelete for those gone (with the last known object) and nothing for
+// the unchanged; a watch event repeating the stored resourceVersion is dropped. An object that
+// does not decode is logged with its namespace/name and skipped (the store keeps the previous
+// version, if any); everything else keeps flowing.
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "pkg/informer/lister_watcher.h"
+#include "pkg/informer/reflector.h"
+#include "pkg/informer/store.h"
+#include "pkg/util/result.h"
+
+namespace berth::informer {
+
+// client-go's MetaNamespaceKeyFunc of a wire object: "namespace/name" or "name"; "" when the
+// object has no metadata.name.
+std::string objectKey(const nlohmann::json& object);
+std::string objectResourceVersion(const nlohmann::json& object);
+// Logs a skipped object: what, which (key), why.
+void logUndecodable(std::string_view resource, std::string_view key, const util::Error& error);
+
+template <typename T>
+struct EventHandlers {
+  using Ptr = std::shared_ptr<const T>;
+  std::function<void(const Ptr&)> onAdd;
+  std::function<void(const Ptr& oldObj, const Ptr& newObj)> onUpdate;
+  std::function<void(const Ptr&)> onDelete;
+};
+
+template <typename T>
+class Informer final : private ReflectorSink {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  using Decode = std::function<util::Result<T>(const nlohmann::json&)>;
+
+  Informer(ListerWatcherPtr listerWatcher, Decode decode, ReflectorOptions options = {})
+      : lw_(std::move(listerWatcher)),
+        decode_(std::move(decode)),
+        name_(options.name),
+        reflector_(*lw_, *this, std::move(options)) {}
+  ~Informer() override { stop(); }
+  Informer(const Informer&) = delete;
+  Informer& operator=(const Informer&) = delete;
+
+  // Handlers must be added before start().
+  void addEventHandlers(EventHandlers<T> handlers) { handlers_.push_back(std::move(handlers)); }
+
+  void start() {
+    thread_ = std::jthread([this](std::stop_token stop) { reflector_.run(stop); });
+  }
+  // Cancels the open watch or list and joins the thread. Idempotent.
+  void stop() {
+    if (thread_.joinable()) {
+      thread_.request_stop();
+      thread_.join();
+    }
+  }
+
+  // True once the first list has been delivered to the handlers.
+  bool hasSynced() const { return synced_.load(); }
+  // Waits for hasSynced() up to `timeout`; false on timeout.
+  template <typename Rep, typename Period>
+  bool waitForSync(std::chrono::duration<Rep, Period> timeout) const {
+    std::unique_lock<std::mutex> lock(syncMu_);
+    return syncCv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+  }
+
+  const Store<T>& store() const { return store_; }
+  std::string lastSyncResourceVersion() const { return reflector_.lastSyncResourceVersion(); }
+
+ private:
+  void replace(std::vector<nlohmann::json> items, const std::string&) override {
+    std::set<std::string> listed;
+    for (const nlohmann::json& item : items) {
+      const std::string key = objectKey(item);
+      if (key.empty()) {
+        logUndecodable(name_, "", util::invalidArgument("metadata.name: missing"));
+        continue;
+      }
+      listed.insert(key);
+      upsert(key, item);
+    }
+    for (const std::string& key : store_.keys()) {
+      if (!listed.contains(key)) {
+        const Ptr old = store_.get(key);
+        store_.erase(key);
+        for (const auto& h : handlers_) {
+          if (h.onDelete) {
+            h.onDelete(old);
+          }
+        }
+      }
+    }
+    if (!synced_.load()) {
+      std::lock_guard<std::mutex> lock(syncMu_);
+      synced_.store(true);
+      syncCv_.notify_all();
+    }
+  }
+
+  void apply(const client::WatchEvent& event) override {
+    const std::string key = objectKey(event.object);
+    if (key.empty()) {
+      logUndecodable(name_, "", util::invalidArgument("metadata.name: missing"));
+      return;
+    }
+    if (event.type != client::WatchEvent::Type::Deleted) {
+      upsert(key, event.object);
+      return;
+    }
+    const Ptr old = store_.get(key);
+    if (old == nullptr) {
+      return;  // never seen, or already deleted
+    }
+    // The final state from the event when it decodes, else the last one known.
+    Ptr last = old;
+    if (util::Result<T> decoded = decode_(event.object); decoded.ok()) {
+      last = std::make_shared<const T>(*std::move(decoded));
+    }
+    store_.erase(key);
+    for (const auto& h : handlers_) {
+      if (h.onDelete) {
+        h.onDelete(last);
+      }
+    }
+  }
+
+  // Adds or updates `key` from `object` unless its resourceVersion is already stored.
+  void upsert(const std::string& key, const nlohmann::json& object) {
+    const std::string rv = objectResourceVersion(object);
+    typename Store<T>::Entry existing = store_.entry(key);
+    if (existing.object != nullptr && !rv.empty() && existing.resourceVersion == rv) {
+      return;
+    }
+    util::Result<T> decoded = decode_(object);
+    if (!decoded.ok()) {
+      logUndecodable(name_, key, decoded.error());
+      return;
+    }
+    Ptr now = std::make_shared<const T>(*std::move(decoded));
+    store_.put(key, {now, rv});
+    for (const auto& h : handlers_) {
+      if (existing.object == nullptr) {
+        if (h.onAdd) {
+          h.onAdd(now);
+        }
+      } else if (h.onUpdate) {
+        h.onUpdate(existing.object, now);
+      }
+    }
+  }
+
+  ListerWatcherPtr lw_;
+  Decode decode_;
+  std::string name_;
+  Reflector reflector_;
+  Store<T> store_;
+  std::vector<EventHandlers<T>> handlers_;
+  std::atomic<bool> synced_{false};
+  mutable std::mutex syncMu_;
+  mutable std::condition_variable syncCv_;
+  std::jthread thread_;  // last: joined before the rest is destroyed
+};
+
+}  // namespace berth::informer

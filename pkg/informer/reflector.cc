@@ -1,0 +1,175 @@
+#include "pkg/informer/reflector.h"
+
+#include <spdlog/spdlog.h>
+
+#include <utility>
+
+#include "pkg/informer/log.h"
+
+namespace berth::informer {
+namespace {
+
+using client::ApiFailure;
+using client::WatchEvent;
+
+// A watch that ends this soon without an event is treated as a failure (client-go: "very short
+// watch"), so a server that closes every watch at once is not hammered.
+constexpr auto kShortWatch = std::chrono::seconds(1);
+
+}  // namespace
+
+Reflector::Reflector(ListerWatcher& listerWatcher, ReflectorSink& sink, ReflectorOptions options)
+    : lw_(listerWatcher),
+      sink_(sink),
+      options_(std::move(options)),
+      backoff_(options_.backoff, options_.clock, options_.random) {}
+
+std::string Reflector::lastSyncResourceVersion() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return resourceVersion_;
+}
+
+void Reflector::setResourceVersion(std::string rv) {
+  std::lock_guard<std::mutex> lock(mu_);
+  resourceVersion_ = std::move(rv);
+}
+
+void Reflector::run(std::stop_token stop) {
+  bool needList = true;
+  while (!stop.stop_requested()) {
+    if (needList) {
+      if (!listAndReplace(stop)) {
+        if (!options_.sleep(backoff_.next(), stop)) {
+          return;
+        }
+        continue;
+      }
+      needList = false;
+    }
+    WatchEnd end = watchOnce(stop);
+    switch (end) {
+      case WatchEnd::Stopped:
+        return;
+      case WatchEnd::Rewatch:
+        break;
+      case WatchEnd::Relist:
+        needList = true;
+        break;
+      case WatchEnd::RelistAfterBackoff:
+      case WatchEnd::RewatchAfterBackoff:
+        needList = end == WatchEnd::RelistAfterBackoff;
+        if (!options_.sleep(backoff_.next(), stop)) {
+          return;
+        }
+        break;
+    }
+  }
+}
+
+bool Reflector::listAndReplace(std::stop_token stop) {
+  client::ListOptions options;
+  options.limit = options_.pageSize;
+  client::ApiResult<client::ObjectList> list = client::listAllPages(
+      [&](const client::ListOptions& page) { return lw_.list(page, stop); }, options, stop);
+  if (!list.ok()) {
+    if (list.error().kind != ApiFailure::Kind::Cancelled) {
+      logger()->warn("Failed to list resource=\"{}\" err=\"{}\"", options_.name,
+                     list.error().toString());
+    }
+    return false;
+  }
+  logger()->debug("Listed resource=\"{}\" items={} resourceVersion={}", options_.name,
+                  list->items.size(), list->resourceVersion);
+  setResourceVersion(list->resourceVersion);
+  sink_.replace(std::move(list->items), list->resourceVersion);
+  return true;
+}
+
+Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
+  client::WatchOptions options;
+  options.resourceVersion = lastSyncResourceVersion();
+  options.allowWatchBookmarks = true;
+  options.timeoutSeconds = static_cast<int64_t>(
+      static_cast<double>(options_.minWatchTimeout.count()) * (1.0 + options_.random()));
+  client::ApiResult<client::WatchStreamPtr> stream = lw_.watch(options, stop);
+  if (!stream.ok()) {
+    const ApiFailure& f = stream.error();
+    if (f.kind == ApiFailure::Kind::Cancelled) {
+      return WatchEnd::Stopped;
+    }
+    if (f.isGone()) {
+      logger()->info("Watch resourceVersion is too old, listing again resource=\"{}\" err=\"{}\"",
+                     options_.name, f.toString());
+      return WatchEnd::Relist;
+    }
+    logger()->warn("Failed to watch resource=\"{}\" err=\"{}\"", options_.name, f.toString());
+    // client-go retries the watch itself when the server is merely unreachable or busy.
+    return f.isTransient() ? WatchEnd::RewatchAfterBackoff : WatchEnd::RelistAfterBackoff;
+  }
+  return drain(**stream, stop);
+}
+
+Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_token stop) {
+  const client::TimePoint started = options_.clock();
+  size_t events = 0;
+  while (true) {
+    client::ApiResult<std::optional<WatchEvent>> next = stream.next();
+    if (stop.stop_requested()) {
+      return WatchEnd::Stopped;
+    }
+    if (!next.ok()) {
+      const ApiFailure& f = next.error();
+      switch (f.kind) {
+        case ApiFailure::Kind::Cancelled:
+          return WatchEnd::Stopped;
+        case ApiFailure::Kind::BadResponse:
+          logger()->warn("Malformed watch event, listing again resource=\"{}\" err=\"{}\"",
+                         options_.name, f.toString());
+          return WatchEnd::Relist;
+        default:
+          logger()->warn("Watch failed resource=\"{}\" err=\"{}\"", options_.name,
+                         f.toString());
+          return WatchEnd::RewatchAfterBackoff;
+      }
+    }
+    if (!next->has_value()) {
+      if (events == 0 && options_.clock() - started < kShortWatch) {
+        logger()->debug("Watch closed at once without events resource=\"{}\"", options_.name);
+        return WatchEnd::RewatchAfterBackoff;
+      }
+      logger()->debug("Watch closed resource=\"{}\" events={}", options_.name, events);
+      return WatchEnd::Rewatch;
+    }
+    WatchEvent& event = **next;
+    ++events;
+    switch (event.type) {
+      case WatchEvent::Type::Error: {
+        const auto c = event.object.find("code");
+        const int code = c != event.object.end() && c->is_number_integer() ? c->get<int>() : 500;
+        const ApiFailure f = client::decodeFailure(code, "GET", event.object.dump());
+        if (f.isGone()) {
+          logger()->info("Watch resourceVersion is too old, listing again resource=\"{}\" "
+                         "err=\"{}\"",
+                         options_.name, f.toString());
+          return WatchEnd::Relist;
+        }
+        logger()->warn("Watch error event, listing again resource=\"{}\" err=\"{}\"",
+                       options_.name, f.toString());
+        return WatchEnd::RelistAfterBackoff;
+      }
+      case WatchEvent::Type::Bookmark:
+        if (std::string rv = event.resourceVersion(); !rv.empty()) {
+          setResourceVersion(std::move(rv));
+        }
+        break;
+      default: {
+        if (std::string rv = event.resourceVersion(); !rv.empty()) {
+          setResourceVersion(std::move(rv));
+        }
+        sink_.apply(event);
+      }
+    }
+  }
+}
+
+}  // namespace berth::informer

@@ -1,0 +1,379 @@
+#include "pkg/leaderelection/leader_elector.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <condition_variable>
+#include <cstdio>
+#include <random>
+#include <utility>
+
+#include "pkg/api/decode.h"
+#include "pkg/log/log.h"
+
+namespace berth::leaderelection {
+
+using json = nlohmann::json;
+
+namespace {
+
+util::Result<int> decodeInt(const json& spec, const char* field) {
+  const auto it = spec.find(field);
+  if (it == spec.end() || it->is_null()) return 0;
+  if (!it->is_number_integer() || *it < INT_MIN || *it > INT_MAX) {
+    return util::invalidArgument(std::string("spec.") + field + ": not an int32: " + it->dump());
+  }
+  return it->get<int>();
+}
+
+util::Result<std::optional<api::Timestamp>> decodeTime(const json& spec, const char* field) {
+  const auto it = spec.find(field);
+  if (it == spec.end() || it->is_null()) return std::optional<api::Timestamp>();
+  if (!it->is_string()) {
+    return util::invalidArgument(std::string("spec.") + field + ": not a timestamp: " + it->dump());
+  }
+  auto t = api::parseTimestamp(it->get<std::string>());
+  if (!t) return t.error().wrap(std::string("spec.") + field);
+  return std::optional<api::Timestamp>(*t);
+}
+
+api::Timestamp toTimestamp(util::SystemTime t) {
+  return {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
+}
+
+}  // namespace
+
+util::Result<LeaderElectionRecord> decodeLeaseSpec(const json& spec) {
+  LeaderElectionRecord record;
+  if (spec.is_null()) return record;
+  if (!spec.is_object()) return util::invalidArgument("spec: not an object");
+  if (auto it = spec.find("holderIdentity"); it != spec.end() && !it->is_null()) {
+    if (!it->is_string()) return util::invalidArgument("spec.holderIdentity: not a string");
+    record.holderIdentity = it->get<std::string>();
+  }
+  auto duration = decodeInt(spec, "leaseDurationSeconds");
+  if (!duration) return duration.error();
+  record.leaseDurationSeconds = *duration;
+  auto acquire = decodeTime(spec, "acquireTime");
+  if (!acquire) return acquire.error();
+  record.acquireTime = *acquire;
+  auto renew = decodeTime(spec, "renewTime");
+  if (!renew) return renew.error();
+  record.renewTime = *renew;
+  auto transitions = decodeInt(spec, "leaseTransitions");
+  if (!transitions) return transitions.error();
+  record.leaseTransitions = *transitions;
+  return record;
+}
+
+json encodeLeaseSpec(const LeaderElectionRecord& record) {
+  // As client-go's LeaderElectionRecordToLeaseSpec: every field is set, even an empty holder.
+  json spec = {{"holderIdentity", record.holderIdentity},
+               {"leaseDurationSeconds", record.leaseDurationSeconds},
+               {"leaseTransitions", record.leaseTransitions}};
+  if (record.acquireTime) spec["acquireTime"] = api::formatMicroTimestamp(*record.acquireTime);
+  if (record.renewTime) spec["renewTime"] = api::formatMicroTimestamp(*record.renewTime);
+  return spec;
+}
+
+std::string defaultIdentity() {
+  char host[256] = {};
+  if (gethostname(host, sizeof(host) - 1) != 0) host[0] = '\0';
+  // A version 4 UUID: the hostname alone is not unique across pods sharing a host network.
+  std::random_device device;
+  std::mt19937_64 engine(static_cast<uint64_t>(device()) << 32 | device());
+  uint64_t hi = engine(), lo = engine();
+  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
+  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
+  char uuid[37];
+  std::snprintf(uuid, sizeof(uuid), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
+                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
+                static_cast<unsigned>(lo >> 48),
+                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
+  return std::string(host) + "_" + uuid;
+}
+
+util::Result<void> validate(const Config& config) {
+  using std::chrono::seconds;
+  if (config.leaseDuration <= config.renewDeadline) {
+    return util::invalidArgument("leaseDuration must be greater than renewDeadline");
+  }
+  if (std::chrono::duration<double>(config.renewDeadline) <=
+      kJitterFactor * std::chrono::duration<double>(config.retryPeriod)) {
+    return util::invalidArgument("renewDeadline must be greater than retryPeriod*JitterFactor");
+  }
+  // The Lease stores whole seconds.
+  if (config.leaseDuration < seconds(1)) {
+    return util::invalidArgument("leaseDuration must be at least one second");
+  }
+  if (config.renewDeadline <= util::Duration::zero()) {
+    return util::invalidArgument("renewDeadline must be greater than zero");
+  }
+  if (config.retryPeriod <= util::Duration::zero()) {
+    return util::invalidArgument("retryPeriod must be greater than zero");
+  }
+  if (config.namespace_.empty() || config.name.empty()) {
+    return util::invalidArgument("the lease namespace and name must not be empty");
+  }
+  if (config.identity.empty()) return util::invalidArgument("Lock identity is empty");
+  return {};
+}
+
+util::Result<std::unique_ptr<LeaderElector>> LeaderElector::create(LeaseClient& client,
+                                                                   util::Clock& clock,
+                                                                   Config config,
+                                                                   Callbacks callbacks,
+                                                                   client::Random random) {
+  if (auto valid = validate(config); !valid) return valid.error().wrap("leader election");
+  return std::unique_ptr<LeaderElector>(
+      new LeaderElector(client, clock, std::move(config), std::move(callbacks), std::move(random)));
+}
+
+LeaderElector::LeaderElector(LeaseClient& client, util::Clock& clock, Config config,
+                             Callbacks callbacks, client::Random random)
+    : client_(client),
+      clock_(clock),
+      config_(std::move(config)),
+      desc_(log::ref(config_.namespace_, config_.name)),
+      callbacks_(std::move(callbacks)),
+      random_(std::move(random)) {}
+
+util::Duration LeaderElector::step(std::stop_token stop) {
+  switch (state()) {
+    case State::Acquiring:
+      return stepAcquiring(std::move(stop));
+    case State::Leading:
+      return stepLeading(std::move(stop));
+    case State::Stopped:
+      break;
+  }
+  return config_.retryPeriod;
+}
+
+util::Duration LeaderElector::stepAcquiring(std::stop_token stop) {
+  if (!announced_) {
+    log::info(0, "attempting to acquire leader lease", {{"lease", desc_}});
+    announced_ = true;
+  }
+  const bool acquired = tryAcquireOrRenew(std::move(stop));
+  maybeReportTransition();
+  if (!acquired) {
+    log::info(4, "failed to acquire lease", {{"lease", desc_}});
+    // wait.JitterUntil: candidates that lost a race do not retry in lockstep.
+    const auto extra =
+        std::chrono::duration<double>(config_.retryPeriod) * kJitterFactor * random_();
+    return config_.retryPeriod + std::chrono::duration_cast<util::Duration>(extra);
+  }
+  log::info(0, "successfully acquired lease", {{"lease", desc_}});
+  {
+    std::lock_guard lock(mu_);
+    state_ = State::Leading;
+  }
+  renewRoundStart_.reset();
+  if (callbacks_.onStartedLeading) callbacks_.onStartedLeading();
+  return config_.retryPeriod;
+}
+
+util::Duration LeaderElector::stepLeading(std::stop_token stop) {
+  // A renewal round (client-go's PollImmediateUntil under a renewDeadline timeout): attempts every
+  // retryPeriod until one succeeds; the next round starts retryPeriod after that success.
+  const util::MonotonicTime start = clock_.monotonicNow();
+  if (!renewRoundStart_) renewRoundStart_ = start;
+  const util::MonotonicTime deadline = *renewRoundStart_ + config_.renewDeadline;
+  if (start < deadline) {
+    const bool renewed = tryAcquireOrRenew(std::move(stop));
+    maybeReportTransition();
+    if (renewed) {
+      log::info(5, "successfully renewed lease", {{"lease", desc_}});
+      renewRoundStart_.reset();
+      return config_.retryPeriod;
+    }
+    const util::MonotonicTime now = clock_.monotonicNow();
+    if (now < deadline) return std::min(config_.retryPeriod, deadline - now);
+  }
+  log::info(0, "failed to renew lease",
+            {{"lease", desc_}, {"err", "timed out waiting for the condition"}});
+  stopLeading();
+  return config_.retryPeriod;
+}
+
+void LeaderElector::run(std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;
+  while (!stop.stop_requested()) {
+    const util::Duration wait = step(stop);
+    if (state() == State::Stopped) return;
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, stop, wait, [] { return false; });
+  }
+  shutdown();
+}
+
+void LeaderElector::shutdown() {
+  if (state() == State::Leading && config_.releaseOnCancel) release();
+  stopLeading();
+}
+
+void LeaderElector::stopLeading() {
+  bool wasLeading;
+  {
+    std::lock_guard lock(mu_);
+    wasLeading = state_ == State::Leading;
+    state_ = State::Stopped;
+  }
+  if (wasLeading && callbacks_.onStoppedLeading) callbacks_.onStoppedLeading();
+}
+
+LeaderElectionRecord LeaderElector::freshRecord() const {
+  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  return LeaderElectionRecord{
+      .holderIdentity = config_.identity,
+      .leaseDurationSeconds = static_cast<int>(
+          std::chrono::duration_cast<std::chrono::seconds>(config_.leaseDuration).count()),
+      .acquireTime = now,
+      .renewTime = now,
+      .leaseTransitions = 0};
+}
+
+bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
+  const util::MonotonicTime now = clock_.monotonicNow();
+  LeaderElectionRecord record = freshRecord();
+
+  // Fast path: the leader writes over the version it last saw, saving a GET per renewal.
+  if (holdsObserved() && leaseValid(now) && lease_.is_object()) {
+    {
+      std::lock_guard lock(mu_);
+      record.acquireTime = observed_.acquireTime;
+      record.leaseTransitions = observed_.leaseTransitions;
+    }
+    if (update(record, stop, "Failed to update lock optimistically, falling back to slow path")) {
+      return true;
+    }
+    record = freshRecord();
+  }
+
+  auto got = client_.get(config_.namespace_, config_.name, stop);
+  if (!got) {
+    if (!got.error().isNotFound()) {
+      log::error(got.error().toString(), "error retrieving resource lock", {{"lease", desc_}});
+      return false;
+    }
+    const json spec = encodeLeaseSpec(record);
+    const json lease = {{"apiVersion", "coordination.k8s.io/v1"},
+                        {"kind", "Lease"},
+                        {"metadata", {{"namespace", config_.namespace_}, {"name", config_.name}}},
+                        {"spec", spec}};
+    auto created = client_.create(config_.namespace_, lease, stop);
+    if (!created) {
+      log::error(created.error().toString(), "error initially creating leader election record",
+                 {{"lease", desc_}});
+      return false;
+    }
+    lease_ = std::move(*created);
+    observe(record, spec);
+    return true;
+  }
+
+  const json spec = got->is_object() ? got->value("spec", json()) : json();
+  auto current = got->is_object() ? decodeLeaseSpec(spec)
+                                  : util::invalidArgument("the lease is not an object");
+  if (!current) {
+    log::error(current.error().wrap("lease " + desc_).message, "error retrieving resource lock",
+               {{"lease", desc_}});
+    return false;
+  }
+  lease_ = std::move(*got);
+  // Expiry counts from when we saw the record change, on our clock (never the remote renewTime).
+  if (spec != observedRaw_) observe(*current, spec);
+  if (!current->holderIdentity.empty() && leaseValid(now) && !holdsObserved()) {
+    log::info(4, "lock is held and has not yet expired",
+              {{"lease", desc_}, {"holder", current->holderIdentity}});
+    return false;
+  }
+
+  if (holdsObserved()) {
+    record.acquireTime = current->acquireTime;
+    record.leaseTransitions = current->leaseTransitions;
+  } else {
+    record.leaseTransitions = current->leaseTransitions + 1;
+  }
+  return update(record, stop, "Failed to update lock");
+}
+
+bool LeaderElector::release() {
+  if (!holdsObserved()) return true;
+  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  LeaderElectionRecord record{.leaseDurationSeconds = 1, .acquireTime = now, .renewTime = now};
+  {
+    std::lock_guard lock(mu_);
+    record.leaseTransitions = observed_.leaseTransitions;
+  }
+  // Not cancellable: release runs after the stop was requested.
+  return update(record, {}, "Failed to release lock");
+}
+
+bool LeaderElector::update(const LeaderElectionRecord& record, std::stop_token stop,
+                           std::string_view what) {
+  json lease = lease_;
+  lease["spec"] = encodeLeaseSpec(record);
+  auto updated = client_.update(config_.namespace_, config_.name, lease, std::move(stop));
+  if (!updated) {
+    log::error(updated.error().toString(), what, {{"lease", desc_}});
+    return false;
+  }
+  lease_ = std::move(*updated);
+  const json spec = lease_.is_object() ? lease_.value("spec", lease["spec"]) : lease["spec"];
+  observe(record, spec);
+  return true;
+}
+
+void LeaderElector::observe(const LeaderElectionRecord& record, const json& raw) {
+  observedRaw_ = raw;
+  std::lock_guard lock(mu_);
+  observed_ = record;
+  observedTime_ = clock_.monotonicNow();
+}
+
+bool LeaderElector::leaseValid(util::MonotonicTime now) const {
+  std::lock_guard lock(mu_);
+  return observedTime_ + std::chrono::seconds(observed_.leaseDurationSeconds) > now;
+}
+
+bool LeaderElector::holdsObserved() const {
+  std::lock_guard lock(mu_);
+  return observed_.holderIdentity == config_.identity;
+}
+
+void LeaderElector::maybeReportTransition() {
+  const std::string holder = leader();
+  if (holder == reportedLeader_) return;
+  reportedLeader_ = holder;
+  if (holder.empty()) return;  // released: nobody leads until a candidate acquires
+  log::info(0, "new leader elected", {{"lease", desc_}, {"identity", holder}});
+  if (callbacks_.onNewLeader) callbacks_.onNewLeader(holder);
+}
+
+LeaderElector::State LeaderElector::state() const {
+  std::lock_guard lock(mu_);
+  return state_;
+}
+
+bool LeaderElector::isLeader() const { return state() == State::Leading; }
+
+std::string LeaderElector::leader() const {
+  std::lock_guard lock(mu_);
+  return observed_.holderIdentity;
+}
+
+util::Result<void> LeaderElector::check(util::Duration maxTolerableExpiredLease) const {
+  std::lock_guard lock(mu_);
+  if (state_ != State::Leading) return {};  // a standby is healthy
+  if (clock_.monotonicNow() - observedTime_ > config_.leaseDuration + maxTolerableExpiredLease) {
+    return util::Error{util::ErrorCode::Unavailable,
+                       "failed election to renew leadership on lease " + config_.name};
+  }
+  return {};
+}
+
+}  // namespace berth::leaderelection

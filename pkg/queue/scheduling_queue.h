@@ -1,0 +1,197 @@
+#pragma once
+// SchedulingQueue: the pods waiting to be scheduled (upstream's PriorityQueue in
+// backend/queue/scheduling_queue.go). A pending pod is in exactly one place, keyed by
+// namespace/name:
+//
+//   add ──> gated ──(update removes the last gate)──> activeQ
+//   add ──> activeQ ──pop()──> in flight ──done() (bound), or remove()──> gone
+//   in flight ──Unschedulable──> unschedulable
+//   in flight ──Error, or an event/update during the attempt──> backoffQ | activeQ
+//   unschedulable ──relevant cluster event, or parked 5 min──> backoffQ | activeQ
+//   backoffQ ──backoff over (flushBackoffQCompleted)──> activeQ
+//
+// activeQ is ordered by the profile's QueueSort less (priority, then queue timestamp); backoffQ by
+// backoff expiry, where backoff is podInitialBackoff doubled per attempt up to podMaxBackoff,
+// measured from the last failure. A pod that leaves unschedulable goes to backoffQ while its
+// backoff runs, else to activeQ. Events that arrive while a pod is in flight are remembered
+// (upstream's moveRequestCycle), so a pod failing after such an event is retried instead of parked.
+//
+// No I/O and no threads: pop() blocks on a condition variable, and the daemon calls the flushes
+// from timers every kBackoffFlushInterval / kUnschedulableFlushInterval. Time comes from the
+// injected Clock. Every method is thread-safe.
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "pkg/api/types.h"
+#include "pkg/framework/pod_info.h"
+#include "pkg/framework/status.h"
+#include "pkg/queue/events.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/result.h"
+
+namespace berth::queue {
+
+// The profile's QueueSort: true when a is scheduled before b (runtime::Framework::less).
+using Less =
+    std::function<bool(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b)>;
+
+// Upstream's PreEnqueueCheck: a cheap test, per unschedulable pod, of whether an event can help it
+// (e.g. does the pod tolerate the added node's taints). Empty: every pod moves.
+using PreEnqueueCheck = std::function<bool(const api::Pod& pod)>;
+
+// Upstream's defaults (DefaultPodInitialBackoffDuration, DefaultPodMaxBackoffDuration,
+// DefaultPodMaxInUnschedulablePodsDuration).
+struct QueueOptions {
+  util::Duration podInitialBackoff = std::chrono::seconds(1);
+  util::Duration podMaxBackoff = std::chrono::seconds(10);
+  util::Duration podMaxInUnschedulablePodsDuration = std::chrono::minutes(5);
+};
+
+// How often the daemon should call the flushes (upstream's PriorityQueue.Run).
+inline constexpr std::chrono::seconds kBackoffFlushInterval{1};
+inline constexpr std::chrono::seconds kUnschedulableFlushInterval{30};
+
+// Where a pod is. The names are the `queue` label of scheduler_pending_pods.
+enum class Location : uint8_t { Active, Backoff, Unschedulable, Gated, InFlight };
+std::string_view locationName(Location location);
+
+// A pod as the queue tracks it; pop() hands a copy to the scheduling cycle, which gives it back on
+// failure.
+struct QueuedPod {
+  // The pod, its queue timestamp (QueueSort's tie-break: when the pod last entered the queue, on
+  // the system clock) and the number of scheduling attempts so far (pop() counts them).
+  framework::QueuedPodInfo info;
+  util::MonotonicTime initialEnqueue{};  // first time the pod entered the queue (latency metrics)
+  util::MonotonicTime enqueued{};        // last (re)queue; backoff and leftover time count from it
+  int64_t cycle = 0;                     // the scheduling cycle that popped the pod
+
+  const api::Pod& pod() const { return *info.podInfo->pod; }
+  int attempts() const { return info.attempts; }
+};
+
+struct PendingPods {
+  size_t active = 0;
+  size_t backoff = 0;
+  size_t unschedulable = 0;
+  size_t gated = 0;
+  size_t inFlight = 0;  // popped and not yet done or requeued
+};
+
+class SchedulingQueue {
+ public:
+  SchedulingQueue(Less less, util::Clock& clock, QueueOptions options = {});
+  SchedulingQueue(const SchedulingQueue&) = delete;
+  SchedulingQueue& operator=(const SchedulingQueue&) = delete;
+
+  // A new pending pod: activeQ, or gated while spec.schedulingGates is not empty. A pod already in
+  // the queue (or in flight) is updated instead, so no pod is ever queued twice. Pods with
+  // spec.nodeName set are not pending and are ignored.
+  void add(api::PodPtr pod);
+  // A newer version of a pending pod, applied wherever the pod is. An unschedulable pod whose
+  // labels, annotations or spec changed moves to backoffQ/activeQ; a gated pod whose last gate is
+  // gone moves to activeQ; an in-flight pod is requeued with this version if its attempt fails. A
+  // pod unknown to the queue is added; a pod now bound (spec.nodeName set) is removed.
+  void update(api::PodPtr newPod);
+  // The pod was deleted (or bound by someone): drop it from every queue; if it is in flight, its
+  // failure will not requeue it.
+  void remove(const api::Pod& pod);
+
+  // The best pod in activeQ, marked in flight; blocks while activeQ is empty. nullopt once closed.
+  std::optional<QueuedPod> pop();
+  // Same without blocking: nullopt when activeQ is empty or the queue is closed.
+  std::optional<QueuedPod> tryPop();
+
+  // The scheduling attempt of a popped pod failed. Unschedulable/UnschedulableAndUnresolvable park
+  // it in unschedulable unless a relevant event arrived or the pod was updated since pop(); Error,
+  // and those cases, send it to backoffQ (activeQ if its backoff is already over). The latest
+  // version seen by update() is the one requeued; a pod removed meanwhile is dropped. Fails, with
+  // upstream's message, if the pod is already queued.
+  util::Result<void> addUnschedulableIfNotPresent(const QueuedPod& pod, framework::Code code);
+  // The popped pod's cycle ended without a requeue (it was bound, or given up): forget it.
+  void done(const api::Pod& pod);
+
+  // Moves unschedulable pods (not gated ones) that `check` accepts to backoffQ/activeQ, and records
+  // the event for pods in flight. Events that canMovePods() rejects are ignored.
+  void movePodsOnEvent(const ClusterEvent& event, const PreEnqueueCheck& check = {});
+  // Moves pods whose backoff has expired from backoffQ to activeQ.
+  void flushBackoffQCompleted();
+  // Moves pods unschedulable for longer than podMaxInUnschedulablePodsDuration to backoffQ/activeQ.
+  void flushUnschedulablePodsLeftover();
+
+  // Wakes every pop(), which returns nullopt from now on.
+  void close();
+
+  PendingPods pendingPods() const;
+  // Where the pod (by namespace/name) is; nullopt when the queue does not hold it.
+  std::optional<Location> locate(const api::Pod& pod) const;
+  // Snapshot of a queued or in-flight pod's record (attempts, enqueue times).
+  std::optional<QueuedPod> get(const api::Pod& pod) const;
+  // How many pods pop() has handed out.
+  int64_t schedulingCycle() const;
+
+ private:
+  struct Entry {
+    QueuedPod queued;
+    Location where = Location::Active;
+    uint64_t seq = 0;                     // insertion order: a strict tie-break for the sets
+    util::MonotonicTime backoffExpiry{};  // while in backoffQ
+  };
+  struct ActiveOrder {
+    const SchedulingQueue* queue;
+    bool operator()(const Entry* a, const Entry* b) const;
+  };
+  struct BackoffOrder {
+    bool operator()(const Entry* a, const Entry* b) const;
+  };
+  // A popped pod: what happened to it while it was being scheduled.
+  struct InFlight {
+    QueuedPod queued;
+    framework::PodInfoPtr latest;  // the newest version update() saw
+    bool updated = false;          // a change that may make it schedulable
+    bool deleted = false;
+  };
+
+  std::optional<QueuedPod> popLocked();
+  // add/update: records the version for an in-flight pod, else queues or replaces it.
+  void upsertLocked(api::PodPtr pod);
+  void removeLocked(const std::string& key);
+  void insertLocked(std::unique_ptr<Entry> entry, Location where);  // into entries_ and a queue
+  void attachLocked(Entry& entry, Location where);  // into the structure for `where`
+  void detachLocked(Entry& entry);                  // out of its structure, still in entries_
+  void requeueLocked(Entry& entry);                 // to retryLocation()
+  // backoffQ while the pod's backoff runs, else activeQ.
+  Location retryLocation(const QueuedPod& pod) const;
+  util::Duration backoffDuration(int attempts) const;
+  util::MonotonicTime backoffExpiry(const QueuedPod& pod) const;
+  api::Timestamp queueTimestamp() const;
+
+  const Less less_;
+  util::Clock& clock_;
+  const QueueOptions options_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool closed_ = false;
+  uint64_t next_seq_ = 0;
+  int64_t scheduling_cycle_ = 0;
+  int64_t move_request_cycle_ = -1;
+  std::unordered_map<std::string, std::unique_ptr<Entry>> entries_;  // every queued pod by key
+  std::set<Entry*, ActiveOrder> active_;
+  std::set<Entry*, BackoffOrder> backoff_;
+  std::unordered_set<Entry*> unschedulable_;
+  size_t gated_ = 0;
+  std::unordered_map<std::string, InFlight> in_flight_;
+};
+
+}  // namespace berth::queue

@@ -1,0 +1,138 @@
+#pragma once
+// Scheduler: the daemon's scheduling loop, kube-scheduler's Scheduler wired from berth's parts.
+//
+//   informers ──pods/nodes──> event handlers ──bound pods, nodes──> Cache ──snapshot──┐
+//                                   └──pending pods of berth's profiles──> SchedulingQueue
+//   run(): pop ─> snapshot ─> filter/score (GenericScheduler) ─> assume in the Cache ─> Reserve
+//          └─> binding cycle on the binder pool: Bind ─> confirm, or forget and requeue
+//   a pod that fits nowhere: FailedScheduling event, PodScheduled=False, unschedulable queue
+//
+// Pods whose spec.nodeName is set (by anyone) only count in the cache; berth writes nothing about
+// pods of other schedulers. Exactly one Binding is sent per decision: when its answer is lost or a
+// conflict, the pod is read back before deciding whether to requeue it.
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pkg/algorithm/generic_scheduler.h"
+#include "pkg/api/types.h"
+#include "pkg/cache/cache.h"
+#include "pkg/client/rest.h"
+#include "pkg/config/config.h"
+#include "pkg/events/recorder.h"
+#include "pkg/framework/runtime/framework.h"
+#include "pkg/informer/informer.h"
+#include "pkg/queue/scheduling_queue.h"
+#include "pkg/scheduler/api_writes.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/parallel.h"
+
+namespace berth::scheduler {
+
+// What the daemon reports as it goes: `berth demo` prints it, metrics count it. Called from the
+// scheduling thread and the binder threads; implementations must be thread-safe.
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  // Every scheduling attempt: result is "scheduled", "unschedulable" or "error" (the labels of
+  // scheduler_schedule_attempts_total), measured from pop to the decision.
+  virtual void attempted(const api::Pod& /*pod*/, const std::string& /*profile*/,
+                         std::string_view /*result*/, util::Duration /*took*/) {}
+  virtual void bound(const api::Pod& /*pod*/, const std::string& /*node*/,
+                     const queue::QueuedPod& /*queued*/) {}
+  // The pod could not be placed (FitError or error text) and waits for a change.
+  virtual void failed(const api::Pod& /*pod*/, const std::string& /*message*/) {}
+};
+
+struct SchedulerOptions {
+  config::Configuration config;
+  std::string hostname = "localhost";  // reportingInstance is "<scheduler name>-<hostname>"
+  size_t bindConcurrency = 16;         // bindings (and status writes) in flight at once
+  util::Clock* clock = nullptr;        // default: the real clock
+  Observer* observer = nullptr;
+  uint64_t seed = 0;  // tie-break randomness; 0 seeds from the clock
+};
+
+class Scheduler {
+ public:
+  // Builds a framework per profile (errors name the profile and field). `client` must outlive it.
+  static util::Result<std::unique_ptr<Scheduler>> create(client::RestClient& client,
+                                                         SchedulerOptions options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Starts the pod and node informers; they may warm up before this replica leads.
+  void startInformers();
+  // True once both informers delivered their first list (readyz).
+  bool hasSynced() const;
+  bool waitForCacheSync(std::chrono::milliseconds timeout) const;
+
+  // Schedules until `stop` is requested, then stops taking pods, finishes the bindings in flight
+  // and returns. Waits for the informers' first lists first.
+  void run(std::stop_token stop);
+
+  // Stops the informers (after run() returned).
+  void stopInformers();
+
+  queue::PendingPods pendingPods() const { return queue_->pendingPods(); }
+  cache::CacheSize cacheSize() const { return cache_.size(); }
+  std::map<std::string, int64_t> kubeletRejections() const { return cache_.kubeletRejections(); }
+
+ private:
+  struct Profile {
+    std::unique_ptr<framework::runtime::Framework> framework;
+    std::unique_ptr<events::Recorder> recorder;
+  };
+  struct Attempt;  // one pod's way from pop to bound or requeued
+
+  Scheduler(client::RestClient& client, SchedulerOptions options);
+  void addEventHandlers();
+  void scheduleOne(queue::QueuedPod queued);
+  void bindingCycle(const std::shared_ptr<Attempt>& attempt);
+  void confirmBound(const Attempt& attempt);
+  // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:
+  // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
+  void handleFailure(const queue::QueuedPod& queued, const Profile& profile,
+                     framework::Code code, const std::string& reason, const std::string& message);
+  Profile* profileFor(const api::Pod& pod);
+  bool responsibleFor(const api::Pod& pod) const;
+  // Runs `task` on the binder pool (bounded by bindConcurrency).
+  void submit(std::function<void()> task);
+  void binderLoop();
+  void timerLoop(std::stop_token stop);
+
+  client::RestClient& client_;
+  SchedulerOptions options_;
+  util::Clock& clock_;
+  RestBinder binder_;
+  RestEventSink eventSink_;
+  std::map<std::string, Profile> profiles_;  // by scheduler name
+  util::Parallelizer parallelizer_;
+  algorithm::GenericScheduler algorithm_;
+  cache::Cache cache_;
+  std::unique_ptr<queue::SchedulingQueue> queue_;
+  framework::Snapshot snapshot_;  // the scheduling thread's own
+
+  std::unique_ptr<informer::Informer<api::Pod>> pods_;
+  std::unique_ptr<informer::Informer<api::Node>> nodes_;
+
+  std::mutex poolMu_;
+  std::condition_variable poolCv_;
+  std::deque<std::function<void()>> tasks_;
+  size_t running_ = 0;
+  bool poolStopping_ = false;
+  std::vector<std::thread> binders_;
+};
+
+}  // namespace berth::scheduler

@@ -1,0 +1,326 @@
+// End-to-end tests of the daemon: the real `berth run` process against the embedded API server
+// over HTTP, with the server's fault hooks standing in for a cluster under stress.
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pkg/apiserver/server.h"
+#include "pkg/apiserver/store.h"
+
+extern char** environ;
+
+namespace berth {
+namespace {
+
+using json = nlohmann::json;
+using apiserver::Resource;
+using namespace std::chrono_literals;
+
+json node(const std::string& name, const std::string& cpu, json labels = json::object()) {
+  labels["kubernetes.io/hostname"] = name;
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", labels}}},
+          {"spec", json::object()},
+          {"status",
+           {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}},
+            {"capacity", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
+}
+
+json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
+  json container = {{"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
+  json p = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  p["metadata"] = {{"name", name}, {"namespace", "default"}};
+  p["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
+  return p;
+}
+
+class Daemon : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto started = apiserver::Server::start(store_, {});
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    server_ = std::move(*started);
+    kubeconfig_ = testing::TempDir() + "berth-e2e-kubeconfig-" + std::to_string(getpid());
+    std::ofstream(kubeconfig_) << json{{"apiVersion", "v1"},
+                                       {"kind", "Config"},
+                                       {"clusters", {{{"name", "e2e"}, {"cluster", {{"server", server_->url()}}}}}},
+                                       {"users", {{{"name", "e2e"}, {"user", json::object()}}}},
+                                       {"contexts", {{{"name", "e2e"}, {"context", {{"cluster", "e2e"}, {"user", "e2e"}}}}}},
+                                       {"current-context", "e2e"}}
+                                      .dump();
+    log_ = testing::TempDir() + "berth-e2e-" + std::to_string(getpid()) + ".log";
+  }
+
+  void TearDown() override {
+    if (pid_ > 0) stopBerth();
+    if (HasFailure()) {
+      std::ifstream in(log_);
+      std::stringstream s;
+      s << in.rdbuf();
+      std::string text = s.str();
+      if (text.size() > 6000) text = "..." + text.substr(text.size() - 6000);
+      std::cerr << "--- berth log (tail) ---\n" << text << "\n";
+    }
+    server_->stop();
+  }
+
+  void startBerth(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {BERTH_BINARY, "run", "--kubeconfig", kubeconfig_, "--v", "3"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    ASSERT_EQ(posix_spawn(&pid_, BERTH_BINARY, &actions, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&actions);
+  }
+
+  // SIGTERM, then the exit code; -1 when berth did not exit within `limit` (then it is killed).
+  int stopBerth(std::chrono::seconds limit = 10s) {
+    kill(pid_, SIGTERM);
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (std::chrono::steady_clock::now() < deadline) {
+      pid_t r = waitpid(pid_, &status, WNOHANG);
+      if (r == pid_) {
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      std::this_thread::sleep_for(20ms);
+    }
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+    return -1;
+  }
+
+  void create(Resource resource, const json& object) {
+    auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  json get(const std::string& name) {
+    auto r = store_.get(Resource::Pods, "default", name);
+    return r.ok() ? *r : json();
+  }
+  std::string nodeOf(const std::string& name) {
+    json p = get(name);
+    return p.is_null() ? "" : p["spec"].value("nodeName", "");
+  }
+
+  static bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (std::chrono::steady_clock::now() < deadline) {
+      if (condition()) return true;
+      std::this_thread::sleep_for(25ms);
+    }
+    return condition();
+  }
+
+  // Successful bindings per pod name, from the server's request log.
+  std::map<std::string, int> bindings() {
+    std::map<std::string, int> out;
+    for (const apiserver::RequestRecord& r : server_->requestLog()) {
+      if (r.subresource == "binding" && r.code == 201) out[r.name]++;
+    }
+    return out;
+  }
+
+  apiserver::Store store_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::string kubeconfig_;
+  std::string log_;
+  pid_t pid_ = -1;
+};
+
+TEST_F(Daemon, BindsPendingPodsWhereEveryFilterAllows) {
+  create(Resource::Nodes, node("small", "1", {{"zone", "a"}}));
+  create(Resource::Nodes, node("big", "8", {{"zone", "b"}}));
+  json tainted = node("gpu", "8", {{"pool", "gpu"}});
+  tainted["spec"]["taints"] = {{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
+  create(Resource::Nodes, tainted);
+  json cordoned = node("cordoned", "64");
+  cordoned["spec"]["unschedulable"] = true;
+  create(Resource::Nodes, cordoned);
+
+  create(Resource::Pods, pod("needs-four", "4"));
+  json gpu = pod("trainer", "2");
+  gpu["spec"]["nodeSelector"] = {{"pool", "gpu"}};
+  gpu["spec"]["tolerations"] = {{{"key", "gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}};
+  create(Resource::Pods, gpu);
+  json zoned = pod("zoned", "500m");
+  zoned["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
+      {"nodeSelectorTerms",
+       {{{"matchExpressions", {{{"key", "zone"}, {"operator", "In"}, {"values", {"a"}}}}}}}}};
+  create(Resource::Pods, zoned);
+  startBerth();
+
+  ASSERT_TRUE(eventually([&] {
+    return !nodeOf("needs-four").empty() && !nodeOf("trainer").empty() && !nodeOf("zoned").empty();
+  }));
+  EXPECT_EQ(nodeOf("needs-four"), "big");
+  EXPECT_EQ(nodeOf("trainer"), "gpu");
+  EXPECT_EQ(nodeOf("zoned"), "small");
+  EXPECT_EQ(stopBerth(), 0);
+}
+
+TEST_F(Daemon, CountsForeignPodsAndNeverWritesToThem) {
+  create(Resource::Nodes, node("only", "2"));
+  json pinned = pod("pinned", "1500m", "default-scheduler");
+  pinned["spec"]["nodeName"] = "only";
+  create(Resource::Pods, pinned);
+  create(Resource::Pods, pod("theirs", "100m", "default-scheduler"));
+  create(Resource::Pods, pod("fits", "500m"));
+  create(Resource::Pods, pod("too-big", "1"));
+  startBerth();
+
+  ASSERT_TRUE(eventually([&] { return nodeOf("fits") == "only"; }));
+  ASSERT_TRUE(eventually([&] {
+    json p = get("too-big");
+    for (const json& c : p["status"].value("conditions", json::array())) {
+      if (c["type"] == "PodScheduled" && c["status"] == "False") return true;
+    }
+    return false;
+  }));
+  EXPECT_EQ(nodeOf("too-big"), "");
+  EXPECT_EQ(nodeOf("theirs"), "");
+  for (const apiserver::RequestRecord& r : server_->requestLog()) {
+    if (r.name == "pinned" || r.name == "theirs") {
+      EXPECT_EQ(r.method, "GET") << r.verb << " " << r.path;
+    }
+  }
+  EXPECT_EQ(stopBerth(), 0);
+}
+
+TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
+  create(Resource::Nodes, node("n1", "2"));
+  create(Resource::Nodes, node("n2", "2"));
+  create(Resource::Pods, pod("huge", "16"));
+  startBerth();
+
+  const std::string expected = "0/2 nodes are available: 2 Insufficient cpu.";
+  ASSERT_TRUE(eventually([&] {
+    for (const json& c : get("huge")["status"].value("conditions", json::array())) {
+      if (c["type"] == "PodScheduled" && c["status"] == "False" && c["reason"] == "Unschedulable" &&
+          c["message"] == expected) {
+        return true;
+      }
+    }
+    return false;
+  }));
+  auto failedEvent = [&](const std::string& reason, const std::string& note) {
+    auto events = store_.list(Resource::EventsV1, "default");
+    if (!events.ok()) return false;
+    for (const json& e : events->items) {
+      if (e["reason"] == reason && e["regarding"]["name"] == "huge" && e["note"] == note &&
+          e["reportingController"] == "berth") {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(eventually([&] { return failedEvent("FailedScheduling", expected); }));
+
+  create(Resource::Nodes, node("n3", "32"));
+  ASSERT_TRUE(eventually([&] { return nodeOf("huge") == "n3"; }, 20s));
+  EXPECT_TRUE(eventually([&] {
+    return failedEvent("Scheduled", "Successfully assigned default/huge to n3");
+  }));
+  EXPECT_EQ(stopBerth(), 0);
+}
+
+TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
+  for (int i = 0; i < 4; ++i) create(Resource::Nodes, node("n" + std::to_string(i), "64"));
+  startBerth();
+  int created = 0;
+  auto createBatch = [&](int n) {
+    for (int i = 0; i < n; ++i) create(Resource::Pods, pod("p" + std::to_string(created++), "100m"));
+  };
+  createBatch(10);
+  ASSERT_TRUE(eventually([&] { return !nodeOf("p9").empty(); }));
+
+  server_->closeWatches();
+  createBatch(10);
+  server_->expireNextWatches(3);
+  server_->closeWatches();
+  createBatch(10);
+  server_->failNextRequests(15, 503);
+  createBatch(10);
+  server_->injectMalformedWatchLine();
+  createBatch(10);
+  // Someone else binds a pod while berth's binding is slowed down: berth must get a 409, read the
+  // pod back and drop it, never bind it again.
+  server_->delayBindings(300ms);
+  create(Resource::Pods, pod("contested", "100m"));
+  json binding = {{"apiVersion", "v1"}, {"kind", "Binding"},
+                  {"metadata", {{"name", "contested"}, {"namespace", "default"}}},
+                  {"target", {{"kind", "Node"}, {"name", "n3"}}}};
+  ASSERT_TRUE(store_.bind("default", "contested", binding).ok());
+  std::this_thread::sleep_for(500ms);
+  server_->delayBindings(0ms);
+  // An outage, as a restart: refused connections for 10 s; pods created meanwhile are listed later.
+  server_->refuseConnectionsFor(10s);
+  createBatch(10);
+
+  ASSERT_TRUE(eventually(
+      [&] {
+        for (int i = 0; i < created; ++i) {
+          if (nodeOf("p" + std::to_string(i)).empty()) return false;
+        }
+        return true;
+      },
+      60s));
+  std::this_thread::sleep_for(500ms);
+  for (const auto& [name, count] : bindings()) EXPECT_EQ(count, 1) << name;
+  EXPECT_EQ(nodeOf("contested"), "n3");
+  EXPECT_EQ(stopBerth(), 0);
+}
+
+TEST_F(Daemon, SkipsAMalformedPodAndSchedulesTheRest) {
+  create(Resource::Nodes, node("n1", "4"));
+  json bad = pod("bad-quantity", "a lot");
+  auto created = store_.create(Resource::Pods, "default", bad);
+  create(Resource::Pods, pod("good", "1"));
+  startBerth();
+  ASSERT_TRUE(eventually([&] { return nodeOf("good") == "n1"; }));
+  if (created.ok()) {
+    EXPECT_EQ(nodeOf("bad-quantity"), "");
+  }
+  create(Resource::Pods, pod("later", "1"));
+  ASSERT_TRUE(eventually([&] { return nodeOf("later") == "n1"; }));
+  EXPECT_EQ(stopBerth(), 0);
+}
+
+TEST_F(Daemon, ExitsCleanlyOnSigtermDuringABurst) {
+  for (int i = 0; i < 3; ++i) create(Resource::Nodes, node("n" + std::to_string(i), "1000"));
+  startBerth();
+  ASSERT_TRUE(eventually([&] { return server_->activeWatches() >= 2; }));
+  for (int i = 0; i < 300; ++i) create(Resource::Pods, pod("burst-" + std::to_string(i), "10m"));
+  ASSERT_TRUE(eventually([&] { return !bindings().empty(); }));
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(stopBerth(10s), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
+  for (const auto& [name, count] : bindings()) EXPECT_EQ(count, 1) << name;
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,83 @@
+#include "pkg/client/token_source.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+namespace berth::client {
+namespace {
+
+namespace fs = std::filesystem;
+
+class TokenSourceTest : public ::testing::Test {
+ protected:
+  TokenSourceTest()
+      : dir_(fs::temp_directory_path() / ("berth-token-" + std::to_string(::getpid()) + "-" +
+                                          ::testing::UnitTest::GetInstance()
+                                              ->current_test_info()
+                                              ->name())) {
+    fs::create_directories(dir_);
+  }
+  ~TokenSourceTest() override { fs::remove_all(dir_); }
+
+  // Writes the file and gives it a distinct mtime, so the change never hides inside the file
+  // system's timestamp granularity.
+  void write(const std::string& content, int mtimeSeconds) {
+    std::ofstream(path()) << content;
+    fs::last_write_time(path(), fs::file_time_type(std::chrono::seconds(1700000000 + mtimeSeconds)));
+  }
+  std::string path() const { return (dir_ / "token").string(); }
+  SteadyClock clock() {
+    return [this] { return now_; };
+  }
+
+  fs::path dir_;
+  TimePoint now_{};
+};
+
+TEST_F(TokenSourceTest, RereadsTheFileWhenItChanges) {
+  write("first\n", 1);
+  TokenSource tokens("first", path(), std::chrono::seconds(5), clock());
+  EXPECT_EQ(tokens.token(), "first");
+  write("second\n", 2);
+  // Not checked again before the interval.
+  now_ += std::chrono::seconds(4);
+  EXPECT_EQ(tokens.token(), "first");
+  now_ += std::chrono::seconds(1);
+  EXPECT_EQ(tokens.token(), "second");
+}
+
+TEST_F(TokenSourceTest, RereadsAfterInvalidate) {
+  write("first", 1);
+  TokenSource tokens("first", path(), std::chrono::minutes(1), clock());
+  write("rotated", 2);
+  EXPECT_EQ(tokens.token(), "first");
+  tokens.invalidate();  // the server said 401
+  EXPECT_EQ(tokens.token(), "rotated");
+}
+
+TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsEmptyOrGone) {
+  write("first", 1);
+  TokenSource tokens("first", path(), std::chrono::seconds(1), clock());
+  write("  \n", 2);
+  now_ += std::chrono::seconds(2);
+  EXPECT_EQ(tokens.token(), "first");
+  fs::remove(path());
+  now_ += std::chrono::seconds(2);
+  EXPECT_EQ(tokens.token(), "first");
+  write("back", 3);
+  now_ += std::chrono::seconds(2);
+  EXPECT_EQ(tokens.token(), "back");
+}
+
+TEST_F(TokenSourceTest, AFixedTokenNeverChanges) {
+  TokenSource tokens("fixed", "", std::chrono::seconds(1), clock());
+  now_ += std::chrono::hours(1);
+  EXPECT_EQ(tokens.token(), "fixed");
+}
+
+}  // namespace
+}  // namespace berth::client
