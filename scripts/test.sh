@@ -7,6 +7,7 @@ scripts/install-deps.sh
 scripts/install-tools.sh
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
+export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
 
 echo "== release build"
 scripts/build.sh build

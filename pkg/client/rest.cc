@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "pkg/client/log.h"
+#include "pkg/log/log.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/token_source.h"
 
@@ -285,10 +285,12 @@ struct RestClient::Impl {
       if (failure->retryAfter) {
         wait = std::min<Duration>(*failure->retryAfter, options.retry.maxRetryAfter);
       }
-      logger()->debug("Retrying request method={} path=\"{}\" attempt={} wait={}ms err=\"{}\"",
-                      r.method, r.path, attempt + 1,
-                      std::chrono::duration_cast<std::chrono::milliseconds>(wait).count(),
-                      failure->toString());
+      log::info(4, "Retrying request",
+                {{"method", r.method},
+                 {"path", r.path},
+                 {"attempt", attempt + 1},
+                 {"waitMs", std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()},
+                 {"err", failure->toString()}});
       if (!options.sleep(wait, stop)) {
         return cancelledFailure();
       }

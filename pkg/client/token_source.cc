@@ -9,7 +9,7 @@
 #include <sstream>
 #include <utility>
 
-#include "pkg/client/log.h"
+#include "pkg/log/log.h"
 
 namespace berth::client {
 namespace {
@@ -54,8 +54,8 @@ std::string TokenSource::token() {
   nextCheck_ = now + checkInterval_;
   struct stat st {};
   if (::stat(file_.c_str(), &st) != 0) {
-    logger()->warn("Cannot stat the token file, keeping the current token file=\"{}\" err=\"{}\"",
-                   file_, std::strerror(errno));
+    log::warning("Cannot stat the token file, keeping the current token",
+                 {{"file", file_}, {"err", std::strerror(errno)}});
     return token_;
   }
   const FileId id{st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
@@ -68,13 +68,13 @@ std::string TokenSource::token() {
   content << in.rdbuf();
   const std::string token = trimSpace(content.str());
   if (!in || token.empty()) {
-    logger()->warn("Read an empty or unreadable token file, keeping the current token file=\"{}\"",
-                   file_);
+    log::warning("Read an empty or unreadable token file, keeping the current token",
+                 {{"file", file_}});
     return token_;
   }
   seen_ = id;
   if (token != token_) {
-    logger()->info("Reloaded the bearer token file=\"{}\"", file_);
+    log::info(2, "Reloaded the bearer token", {{"file", file_}});
     token_ = token;
   }
   return token_;

@@ -2,7 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
-#include "pkg/informer/log.h"
+#include "pkg/log/log.h"
 
 namespace berth::informer {
 namespace {
@@ -32,8 +32,8 @@ std::string objectResourceVersion(const nlohmann::json& object) {
 }
 
 void logUndecodable(std::string_view resource, std::string_view key, const util::Error& error) {
-  logger()->error("Skipping an object that does not decode resource=\"{}\" object=\"{}\" err=\"{}\"",
-                  resource, key, error.message);
+  log::error(error.message, "Skipping an object that does not decode",
+             {{"resource", resource}, {"object", key}});
 }
 
 }  // namespace berth::informer

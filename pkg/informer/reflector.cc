@@ -4,7 +4,7 @@
 
 #include <utility>
 
-#include "pkg/informer/log.h"
+#include "pkg/log/log.h"
 
 namespace berth::informer {
 namespace {
@@ -73,13 +73,14 @@ bool Reflector::listAndReplace(std::stop_token stop) {
       [&](const client::ListOptions& page) { return lw_.list(page, stop); }, options, stop);
   if (!list.ok()) {
     if (list.error().kind != ApiFailure::Kind::Cancelled) {
-      logger()->warn("Failed to list resource=\"{}\" err=\"{}\"", options_.name,
-                     list.error().toString());
+      log::warning("Failed to list", {{"resource", options_.name}, {"err", list.error().toString()}});
     }
     return false;
   }
-  logger()->debug("Listed resource=\"{}\" items={} resourceVersion={}", options_.name,
-                  list->items.size(), list->resourceVersion);
+  log::info(4, "Listed",
+            {{"resource", options_.name},
+             {"items", list->items.size()},
+             {"resourceVersion", list->resourceVersion}});
   setResourceVersion(list->resourceVersion);
   sink_.replace(std::move(list->items), list->resourceVersion);
   return true;
@@ -98,11 +99,11 @@ Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
       return WatchEnd::Stopped;
     }
     if (f.isGone()) {
-      logger()->info("Watch resourceVersion is too old, listing again resource=\"{}\" err=\"{}\"",
-                     options_.name, f.toString());
+      log::info(2, "Watch resourceVersion is too old, listing again",
+                {{"resource", options_.name}, {"err", f.toString()}});
       return WatchEnd::Relist;
     }
-    logger()->warn("Failed to watch resource=\"{}\" err=\"{}\"", options_.name, f.toString());
+    log::warning("Failed to watch", {{"resource", options_.name}, {"err", f.toString()}});
     // client-go retries the watch itself when the server is merely unreachable or busy.
     return f.isTransient() ? WatchEnd::RewatchAfterBackoff : WatchEnd::RelistAfterBackoff;
   }
@@ -123,21 +124,20 @@ Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_toke
         case ApiFailure::Kind::Cancelled:
           return WatchEnd::Stopped;
         case ApiFailure::Kind::BadResponse:
-          logger()->warn("Malformed watch event, listing again resource=\"{}\" err=\"{}\"",
-                         options_.name, f.toString());
+          log::warning("Malformed watch event, listing again",
+                       {{"resource", options_.name}, {"err", f.toString()}});
           return WatchEnd::Relist;
         default:
-          logger()->warn("Watch failed resource=\"{}\" err=\"{}\"", options_.name,
-                         f.toString());
+          log::warning("Watch failed", {{"resource", options_.name}, {"err", f.toString()}});
           return WatchEnd::RewatchAfterBackoff;
       }
     }
     if (!next->has_value()) {
       if (events == 0 && options_.clock() - started < kShortWatch) {
-        logger()->debug("Watch closed at once without events resource=\"{}\"", options_.name);
+        log::info(4, "Watch closed at once without events", {{"resource", options_.name}});
         return WatchEnd::RewatchAfterBackoff;
       }
-      logger()->debug("Watch closed resource=\"{}\" events={}", options_.name, events);
+      log::info(4, "Watch closed", {{"resource", options_.name}, {"events", events}});
       return WatchEnd::Rewatch;
     }
     WatchEvent& event = **next;
@@ -148,13 +148,12 @@ Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_toke
         const int code = c != event.object.end() && c->is_number_integer() ? c->get<int>() : 500;
         const ApiFailure f = client::decodeFailure(code, "GET", event.object.dump());
         if (f.isGone()) {
-          logger()->info("Watch resourceVersion is too old, listing again resource=\"{}\" "
-                         "err=\"{}\"",
-                         options_.name, f.toString());
+          log::info(2, "Watch resourceVersion is too old, listing again",
+                    {{"resource", options_.name}, {"err", f.toString()}});
           return WatchEnd::Relist;
         }
-        logger()->warn("Watch error event, listing again resource=\"{}\" err=\"{}\"",
-                       options_.name, f.toString());
+        log::warning("Watch error event, listing again",
+                     {{"resource", options_.name}, {"err", f.toString()}});
         return WatchEnd::RelistAfterBackoff;
       }
       case WatchEvent::Type::Bookmark:
