@@ -5,8 +5,10 @@ packages=(
   build-essential cmake pkg-config
   libboost-dev libssl-dev libcpprest-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-kubernetes openssl npm
+  python3-kubernetes openssl
 )
+# npm fetches kubectl/helm and the schema validator; a machine with Node.js from elsewhere has it.
+command -v npm >/dev/null 2>&1 || packages+=(npm)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
