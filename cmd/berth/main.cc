@@ -12,6 +12,7 @@
 
 #include "cmd/berth/apiserver.h"
 #include "cmd/berth/common.h"
+#include "cmd/berth/explain.h"
 #include "cmd/berth/run.h"
 #include "cmd/berth/flags.h"
 #include "pkg/api/decode.h"
@@ -32,6 +33,7 @@ Usage:
 Available Commands:
   apiserver   Serve nodes and pods over the Kubernetes API from memory, for kubectl and tests
   demo        Run berth against an embedded API server with a sample cluster and narrate
+  explain     Explain why a pod of the cluster is pending, or where it would go
   run         Run the scheduler daemon (the default when only flags are given)
   simulate    Place the pending pods of a cluster file offline and explain each decision
   version     Print the version of berth
@@ -140,6 +142,7 @@ int main(std::vector<std::string> args) {
   if (command == "apiserver") return apiserverCommand(rest);
   if (command == "run") return runCommand(rest);
   if (command == "demo") return demoCommand(rest);
+  if (command == "explain") return explainCommand(rest);
   // Plain `berth --kubeconfig ...` runs the daemon, as kube-scheduler does.
   if (command.starts_with("-")) return runCommand(args);
   std::cerr << "Error: unknown command \"" << command << "\" for \"berth\"\n"

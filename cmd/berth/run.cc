@@ -4,13 +4,23 @@
 
 #include <unistd.h>
 
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
 #include <iostream>
+#include <mutex>
+#include <thread>
 
 #include "cmd/berth/common.h"
 #include "cmd/berth/flags.h"
 #include "pkg/client/rest.h"
+#include "pkg/leaderelection/leader_elector.h"
+#include "pkg/leaderelection/lease_client.h"
 #include "pkg/log/log.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/scheduler/scheduler.h"
+#include "pkg/serving/health.h"
+#include "pkg/serving/server.h"
 
 namespace berth::cmd {
 namespace {
@@ -56,6 +66,40 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bo
   flags.addString("bind-address", &s.bindAddress,
                   "The IP address on which to serve /healthz, /readyz, /livez and /metrics");
   flags.addInt("port", &s.port, "The port on which to serve health and metrics; 0 picks a free one");
+  flags.addString("tls-cert-file", &s.tlsCertFile,
+                  "File containing the x509 certificate for HTTPS (with --tls-private-key-file); "
+                  "re-read when it changes. Without it the endpoints are served over plain HTTP");
+  flags.addString("tls-private-key-file", &s.tlsKeyFile,
+                  "File containing the x509 private key matching --tls-cert-file");
+  // Parsed into flag-local values, then laid over the configuration file's leaderElection.
+  bool leaderElect = true;
+  std::string lockKind = "leases";
+  std::string leaseNamespace;
+  std::string leaseName;
+  std::chrono::milliseconds leaseDuration{15000};
+  std::chrono::milliseconds renewDeadline{10000};
+  std::chrono::milliseconds retryPeriod{2000};
+  flags.addBool("leader-elect", &leaderElect,
+                "Start a leader election client and gain leadership before executing the main "
+                "loop. Enable this when running replicated components for high availability");
+  flags.addString("leader-elect-resource-lock", &lockKind,
+                  "The type of resource object that is used for locking during leader election. "
+                  "Supported options are 'leases'");
+  flags.addString("leader-elect-resource-namespace", &leaseNamespace,
+                  "The namespace of resource object that is used for locking during leader "
+                  "election (default \"kube-system\")");
+  flags.addString("leader-elect-resource-name", &leaseName,
+                  "The name of resource object that is used for locking during leader election "
+                  "(default: the scheduler name)");
+  flags.addDuration("leader-elect-lease-duration", &leaseDuration,
+                    "The duration that non-leader candidates will wait after observing a leadership "
+                    "renewal until attempting to acquire leadership of a led but unrenewed leader slot");
+  flags.addDuration("leader-elect-renew-deadline", &renewDeadline,
+                    "The interval between attempts by the acting master to renew a leadership slot "
+                    "before it stops leading. Must be less than the lease duration");
+  flags.addDuration("leader-elect-retry-period", &retryPeriod,
+                    "The duration the clients should wait between attempting acquisition and "
+                    "renewal of a leadership");
   auto parsed = flags.parse(args);
   *help = flags.helpRequested();
   *usage = std::string(kRunHelp) + flags.usages();
@@ -71,6 +115,9 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bo
   s.burst = static_cast<int>(burst);
   if (s.qps < 0) return util::invalidArgument("--kube-api-qps: must not be negative");
   if (s.port < 0 || s.port > 65535) return util::invalidArgument("--port: must be 0..65535");
+  if (s.tlsCertFile.empty() != s.tlsKeyFile.empty()) {
+    return util::invalidArgument("--tls-cert-file and --tls-private-key-file must be given together");
+  }
 
   s.config = config::defaultConfiguration();
   if (!s.configPath.empty()) {
@@ -85,34 +132,192 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bo
     }
   } else {
     s.config.profiles.front().schedulerName = s.schedulerName;
+    s.config.leaderElection.resourceName = s.schedulerName;  // the Lease is named after it
   }
   // Flags override the file's clientConnection block, as kube-scheduler's deprecated flags do.
   if (s.kubeconfig.empty()) s.kubeconfig = s.config.clientConnection.kubeconfig;
   if (!flags.changed("kube-api-qps")) s.qps = s.config.clientConnection.qps;
   if (!flags.changed("kube-api-burst")) s.burst = s.config.clientConnection.burst;
+
+  config::LeaderElection& le = s.config.leaderElection;
+  if (flags.changed("leader-elect")) le.leaderElect = leaderElect;
+  if (flags.changed("leader-elect-resource-lock")) le.resourceLock = lockKind;
+  if (flags.changed("leader-elect-resource-namespace")) le.resourceNamespace = leaseNamespace;
+  if (flags.changed("leader-elect-resource-name")) le.resourceName = leaseName;
+  if (flags.changed("leader-elect-lease-duration")) le.leaseDurationMillis = leaseDuration.count();
+  if (flags.changed("leader-elect-renew-deadline")) le.renewDeadlineMillis = renewDeadline.count();
+  if (flags.changed("leader-elect-retry-period")) le.retryPeriodMillis = retryPeriod.count();
+  if (le.resourceLock != "leases") {
+    return util::invalidArgument("--leader-elect-resource-lock: \"" + le.resourceLock +
+                                 "\" is not supported: berth locks with \"leases\"");
+  }
   return s;
 }
+
+namespace {
+
+// The /healthz, /livez, /readyz checks of kube-scheduler, and /metrics.
+serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Scheduler& sched,
+                           const leaderelection::LeaderElector* elector,
+                           const std::stop_token& stop) {
+  std::vector<serving::Check> live{serving::pingCheck()};
+  if (elector != nullptr) {
+    // client-go's HealthzAdaptor: a leader that has not renewed for the lease duration plus 20 s
+    // is wedged; kubelet restarts it.
+    live.push_back({"leaderElection", [elector] { return elector->check(std::chrono::seconds(20)); }});
+  }
+  std::vector<serving::Check> ready = live;
+  ready.push_back({"shutdown", [stop]() -> util::Result<void> {
+                     if (stop.stop_requested()) return util::invalidArgument("process is shutting down");
+                     return {};
+                   }});
+  ready.push_back({"sched-handler-sync", [&sched]() -> util::Result<void> {
+                     if (!sched.hasSynced()) {
+                       return util::invalidArgument("handlers are not fully synchronized");
+                     }
+                     return {};
+                   }});
+  return [&metrics, live, ready](std::string_view target) -> serving::Response {
+    const std::string_view path = target.substr(0, target.find('?'));
+    if (path == "/metrics") {
+      return serving::Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics.expose()};
+    }
+    if (auto r = serving::healthResponse("healthz", target, live)) return *r;
+    if (auto r = serving::healthResponse("livez", target, live)) return *r;
+    if (auto r = serving::healthResponse("readyz", target, ready)) return *r;
+    return serving::Response{404, "text/plain; charset=utf-8", "404 page not found\n"};
+  };
+}
+
+leaderelection::Config electionConfig(const config::LeaderElection& le) {
+  leaderelection::Config c;
+  c.namespace_ = le.resourceNamespace;
+  c.name = le.resourceName;
+  c.identity = leaderelection::defaultIdentity();
+  c.leaseDuration = std::chrono::milliseconds(le.leaseDurationMillis);
+  c.renewDeadline = std::chrono::milliseconds(le.renewDeadlineMillis);
+  c.retryPeriod = std::chrono::milliseconds(le.retryPeriodMillis);
+  c.releaseOnCancel = true;
+  return c;
+}
+
+}  // namespace
 
 int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::stop_token stop) {
   for (const std::string& warning : restConfig.warnings) log::warning(warning);
   restConfig.qps = static_cast<float>(settings.qps);
   restConfig.burst = settings.burst;
   client::initializeClientThreads(2);
-  auto restClient = client::RestClient::create(restConfig);
+  metrics::Metrics metrics;
+  client::RestOptions restOptions;
+  restOptions.onRequest = [&metrics](const client::RequestDone& r) {
+    metrics.restRequest(r.method, r.host, r.code, r.took);
+  };
+  auto restClient = client::RestClient::create(restConfig, restOptions);
   if (!restClient.ok()) return fail(restClient.error().message);
 
   scheduler::SchedulerOptions options;
   options.config = settings.config;
   options.hostname = hostname();
   options.observer = settings.observer;
+  options.metrics = &metrics;
   auto sched = scheduler::Scheduler::create(**restClient, std::move(options));
   if (!sched.ok()) return fail(sched.error().message);
+
+  // Leader election has its own client: renewals must not queue behind scheduling traffic in the
+  // rate limiter, and a hung call must fail within the renew deadline rather than be retried.
+  const config::LeaderElection& le = settings.config.leaderElection;
+  std::unique_ptr<client::RestClient> leaseRest;
+  std::unique_ptr<leaderelection::RestLeaseClient> leaseClient;
+  util::RealClock clock;
+  std::unique_ptr<leaderelection::LeaderElector> elector;
+  std::mutex electionMu;
+  std::condition_variable_any electionCv;
+  bool leading = false;          // guarded by electionMu
+  std::stop_source leaderStop;   // requested when leadership is lost
+  if (le.leaderElect) {
+    client::RestOptions leaseOptions = restOptions;
+    // client-go's NewFromKubeconfig: half the renew deadline, at least a second, so that an
+    // update and the read that follows its failure fit in one renewal round.
+    leaseOptions.requestTimeout =
+        std::max<util::Duration>(std::chrono::milliseconds(le.renewDeadlineMillis) / 2,
+                                 std::chrono::seconds(1));
+    leaseOptions.retry.maxRetries = 0;  // the elector retries every retryPeriod itself
+    auto created = client::RestClient::create(restConfig, leaseOptions);
+    if (!created.ok()) return fail(created.error().message);
+    leaseRest = std::move(*created);
+    leaseClient = std::make_unique<leaderelection::RestLeaseClient>(*leaseRest);
+    leaderelection::Callbacks callbacks;
+    callbacks.onStartedLeading = [&] {
+      {
+        std::lock_guard lock(electionMu);
+        leading = true;
+      }
+      electionCv.notify_all();
+    };
+    callbacks.onStoppedLeading = [&leaderStop, &electionCv, stop] {
+      if (stop.stop_requested()) return;  // we are shutting down and let go ourselves
+      leaderStop.request_stop();
+      electionCv.notify_all();
+    };
+    auto made = leaderelection::LeaderElector::create(*leaseClient, clock, electionConfig(le),
+                                                      std::move(callbacks));
+    if (!made.ok()) return fail("leader election: " + made.error().message);
+    elector = std::move(*made);
+    metrics.setLeaderStatus(le.resourceName, [e = elector.get()] { return e->isLeader(); });
+  }
+
+  serving::Options serveOptions;
+  serveOptions.bindAddress = settings.bindAddress;
+  serveOptions.port = static_cast<uint16_t>(settings.port);
+  if (!settings.tlsCertFile.empty()) {
+    serveOptions.tls = serving::TlsFiles{settings.tlsCertFile, settings.tlsKeyFile};
+  }
+  auto server = serving::Server::start(serveOptions,
+                                       endpoints(metrics, **sched, elector.get(), stop));
+  if (!server.ok()) return fail(server.error().message);
   log::info(0, "Starting berth", {{"version", BERTH_VERSION}, {"server", (*restClient)->server()}});
+  log::info(0, (*server)->tls() ? "Serving securely" : "Serving insecurely",
+            {{"address", settings.bindAddress + ":" + std::to_string((*server)->port())},
+             {"paths", "/healthz /livez /readyz /metrics"}});
+
   (*sched)->startInformers();
-  (*sched)->run(stop);
+  int code = 0;
+  if (!elector) {
+    (*sched)->run(stop);
+  } else {
+    log::info(0, "Attempting to acquire leader lease",
+              {{"lease", le.resourceNamespace + "/" + le.resourceName},
+               {"identity", elector->config().identity}});
+    std::stop_source electorStop;
+    std::jthread election([&] { elector->run(electorStop.get_token()); });
+    bool lead = false;
+    {
+      std::unique_lock lock(electionMu);
+      lead = electionCv.wait(lock, stop,
+                             [&] { return leading || leaderStop.stop_requested(); });
+    }
+    if (lead && !leaderStop.stop_requested()) {
+      log::info(0, "Started leading: scheduling");
+      std::stop_source schedulerStop;
+      std::stop_callback onStop(stop, [&schedulerStop] { schedulerStop.request_stop(); });
+      std::stop_callback onLost(leaderStop.get_token(), [] {
+        // kube-scheduler exits at once: a replica that may no longer hold the lease must not send
+        // one more Binding, and the restart gives it a clean cache.
+        log::error("lease not renewed within the renew deadline", "leaderelection lost");
+        std::_Exit(1);
+      });
+      (*sched)->run(schedulerStop.get_token());
+    }
+    // Finished our bindings (or never led): hand the lease back so a standby takes over now.
+    electorStop.request_stop();
+    election.join();
+    if (leaderStop.stop_requested()) code = 1;
+  }
   (*sched)->stopInformers();
+  (*server)->stop();
   log::info(0, "Scheduler stopped");
-  return 0;
+  return code;
 }
 
 int runCommand(const std::vector<std::string>& args) {

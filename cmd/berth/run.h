@@ -25,7 +25,10 @@ struct RunSettings {
   log::Format logFormat = log::Format::Text;
   std::string bindAddress = "0.0.0.0";
   int64_t port = 10259;
-  config::Configuration config;                 // the file's, or the default, after the flags
+  std::string tlsCertFile;  // with tlsKeyFile: serve HTTPS instead of HTTP
+  std::string tlsKeyFile;
+  // The file's, or the default, after the flags (leaderElection and clientConnection included).
+  config::Configuration config;
   scheduler::Observer* observer = nullptr;      // berth demo prints placements through it
 };
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <mutex>
 
 namespace berth::algorithm {
@@ -60,7 +61,9 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
 
   framework::Diagnosis diagnosis;
   framework::PreFilterResult pre;
+  auto started = std::chrono::steady_clock::now();
   Status s = fw.runPreFilterPlugins(state, pod, pre, diagnosis.unschedulablePlugins);
+  out.extensionPoints.push_back({"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     if (!s.isRejected()) {
       out.status = std::move(s);
@@ -110,12 +113,16 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     out.node = out.feasible.front()->name();
     return out;
   }
+  started = std::chrono::steady_clock::now();
   s = fw.runPreScorePlugins(state, pod, out.feasible);
+  out.extensionPoints.push_back({"PreScore", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     out.status = std::move(s);
     return out;
   }
+  started = std::chrono::steady_clock::now();
   s = fw.runScorePlugins(state, pod, out.feasible, parallelizer_, out.scores);
+  out.extensionPoints.push_back({"Score", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     out.status = std::move(s);
     return out;

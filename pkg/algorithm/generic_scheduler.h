@@ -4,6 +4,7 @@
 // nodes), PreScore and Score, then the highest weighted total with ties broken at random. It does no
 // I/O and changes nothing: assuming the pod onto the chosen node is the caller's step.
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <random>
@@ -19,6 +20,13 @@ namespace berth::algorithm {
 
 inline constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
 
+// How long one extension point's plugins ran (scheduler_framework_extension_point_duration_seconds).
+struct ExtensionPointDuration {
+  std::string_view point;  // "PreFilter", "PreScore", "Score"
+  framework::Code code;
+  std::chrono::steady_clock::duration took;
+};
+
 struct ScheduleOutcome {
   // Success: `node` is chosen. Unschedulable*: `fitError` says why. Error: status.message().
   framework::Status status;
@@ -30,6 +38,7 @@ struct ScheduleOutcome {
   framework::Diagnosis diagnosis;
   std::vector<const framework::NodeInfo*> feasible;
   framework::runtime::ScoreTable scores;
+  std::vector<ExtensionPointDuration> extensionPoints;
 };
 
 class GenericScheduler {

@@ -77,7 +77,6 @@ HttpResponse genericStatus(int code) {
 HttpResponse notFound() { return genericStatus(404); }
 HttpResponse methodNotAllowed() { return genericStatus(405); }
 
-ApiError badRequest(std::string message) { return ApiError{400, "BadRequest", std::move(message)}; }
 
 HttpResponse jsonResponse(int code, const json& body) { return HttpResponse{code, body.dump()}; }
 

@@ -80,7 +80,6 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
   }
 }
 
-ApiError badRequest(std::string message) { return ApiError{400, "BadRequest", std::move(message)}; }
 
 // errors.NewGenericServerResponse(422, ...): the detail the patch library gave is dropped.
 ApiError unprocessable() {

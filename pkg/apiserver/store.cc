@@ -94,7 +94,6 @@ ApiError notFound(const ResourceInfo& info, std::string_view name) {
 constexpr std::string_view kOptimisticLock =
     "the object has been modified; please apply your changes to the latest version and try again";
 
-ApiError badRequest(std::string message) { return ApiError{400, "BadRequest", std::move(message)}; }
 
 // The StorageError a failed storage.Preconditions check turns into (ErrCodeInvalidObj = 4).
 std::optional<ApiError> checkPreconditions(Resource resource, const Preconditions& pre,

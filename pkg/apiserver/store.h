@@ -68,6 +68,11 @@ struct ApiError {
   nlohmann::json toStatus() const;
 };
 
+// 400 BadRequest with `message`, as kube-apiserver answers a malformed request.
+inline ApiError badRequest(std::string message) {
+  return ApiError{400, "BadRequest", std::move(message)};
+}
+
 // The Status of a successful call that has no object to return (pods/binding answers 201 with it).
 nlohmann::json successStatus(int code);
 

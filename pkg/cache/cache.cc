@@ -232,7 +232,11 @@ void Cache::updateSnapshot(framework::Snapshot& snapshot) const {
 
 CacheSize Cache::size() const {
   std::lock_guard lock(mu_);
-  return CacheSize{real_nodes_, pods_.size(), assumed_};
+  CacheSize size{real_nodes_, pods_.size(), assumed_};
+  for (const auto& [name, item] : nodes_) {
+    if (item.info.node() == nullptr) size.podsOnUnknownNodes += item.info.pods().size();
+  }
+  return size;
 }
 
 std::map<std::string, int64_t> Cache::kubeletRejections() const {

@@ -51,6 +51,9 @@ struct CacheSize {
   size_t nodes = 0;        // nodes the cache has an object for
   size_t pods = 0;         // pods counted on some node, assumed ones included
   size_t assumedPods = 0;  // assumed and not yet confirmed
+  // Not a type of scheduler_cache_size: pods bound to a node the cache has no object for
+  // (berth_pods_on_unknown_nodes).
+  size_t podsOnUnknownNodes = 0;
 };
 
 // Kubelet admission failure reasons (status.reason of a pod kubelet set to Failed without running

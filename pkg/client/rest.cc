@@ -184,6 +184,14 @@ std::string_view contentType(PatchType type) {
   return "application/json";
 }
 
+// "https://10.0.0.1:6443/prefix" -> "10.0.0.1:6443".
+std::string hostOf(std::string_view server) {
+  if (const size_t scheme = server.find("://"); scheme != std::string_view::npos) {
+    server.remove_prefix(scheme + 3);
+  }
+  return std::string(server.substr(0, server.find('/')));
+}
+
 struct RestClient::Impl {
   RestConfig config;
   RestOptions options;
@@ -191,13 +199,15 @@ struct RestClient::Impl {
   std::optional<http::client::http_client> watchClient;
   TokenSource tokens;
   TokenBucket limiter;
+  std::string host;  // "host:port" of the server, the metrics' host label
 
   Impl(const RestConfig& c, RestOptions o)
       : config(c),
         options(std::move(o)),
         tokens(c.bearerToken, c.tokenFile, options.tokenCheckInterval, options.clock),
         limiter(c.qps < 0 ? 0 : (c.qps == 0 ? 5 : c.qps), c.burst == 0 ? 10 : c.burst,
-                options.clock) {}
+                options.clock),
+        host(hostOf(c.server)) {}
 
   http::client::http_client_config clientConfig(Duration timeout) const {
     http::client::http_client_config cfg;
@@ -213,9 +223,20 @@ struct RestClient::Impl {
     return cfg;
   }
 
-  // One attempt: sends and waits for the response headers.
+  // One attempt, reported to options.onRequest.
   Response sendOnce(const Request& r, pplx::cancellation_token_source& cts,
                     std::stop_token stop) {
+    if (!options.onRequest) return attempt(r, cts, stop);
+    const auto start = std::chrono::steady_clock::now();
+    Response resp = attempt(r, cts, stop);
+    // client-go's code label: the status, or "<error>" when no answer came.
+    const std::string code = resp.ok() ? std::to_string(resp->status_code()) : "<error>";
+    options.onRequest(RequestDone{r.method, host, code, std::chrono::steady_clock::now() - start});
+    return resp;
+  }
+
+  // One attempt: sends and waits for the response headers.
+  Response attempt(const Request& r, pplx::cancellation_token_source& cts, std::stop_token stop) {
     http::http_request req(r.method);
     req.set_request_uri(r.path);
     http::http_headers& h = req.headers();

@@ -13,6 +13,7 @@
 // never retried: the scheduler must send exactly one binding per decision and decide itself.
 // cpprestsdk stays inside rest.cc.
 
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <stop_token>
@@ -55,6 +56,14 @@ struct RetryOptions {
   Duration maxRetryAfter = std::chrono::seconds(60);
 };
 
+// What one attempt of a request did, for the rest_client_* metrics.
+struct RequestDone {
+  std::string_view method;  // "GET"
+  std::string_view host;    // "10.96.0.1:443"
+  std::string_view code;    // "200", or "<error>" when no answer came
+  Duration took;            // until the response headers (a watch: until it started)
+};
+
 struct RestOptions {
   // Inactivity timeout of ordinary calls (no byte for this long fails the call).
   Duration requestTimeout = std::chrono::seconds(30);
@@ -66,6 +75,8 @@ struct RestOptions {
   SteadyClock clock = realClock();
   Random random = defaultRandom();
   Sleep sleep = sleepFor;  // waits between retries
+  // Called after every attempt (retries included) on the calling thread; must be cheap.
+  std::function<void(const RequestDone&)> onRequest;
 };
 
 class RestClient {

@@ -47,10 +47,16 @@ class CycleState {
 
   CycleState clone() const;
 
+  // Whether this cycle times each plugin call for scheduler_plugin_execution_duration_seconds
+  // (the scheduler samples 10% of cycles, as upstream).
+  bool recordPluginMetrics() const { return record_plugin_metrics_; }
+  void setRecordPluginMetrics(bool record) { record_plugin_metrics_ = record; }
+
  private:
   std::vector<std::unique_ptr<StateData>> data_;
   std::vector<std::string_view> skip_filter_;  // plugin names are owned by the plugins
   std::vector<std::string_view> skip_score_;
+  bool record_plugin_metrics_ = false;
 };
 
 }  // namespace berth::framework

@@ -6,7 +6,10 @@
 #include <climits>
 #include <condition_variable>
 #include <cstdio>
+#include <mutex>
 #include <random>
+#include <stop_token>
+#include <thread>
 #include <utility>
 
 #include "pkg/api/decode.h"
@@ -182,7 +185,19 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
   if (!renewRoundStart_) renewRoundStart_ = start;
   const util::MonotonicTime deadline = *renewRoundStart_ + config_.renewDeadline;
   if (start < deadline) {
-    const bool renewed = tryAcquireOrRenew(std::move(stop));
+    // client-go runs the round under a context that expires at the renew deadline: a call still
+    // hanging then is cancelled, so a partitioned leader gives up on time, not a timeout later.
+    std::stop_source attempt;
+    std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
+    std::jthread watchdog([&attempt, left = deadline - start](std::stop_token done) {
+      std::mutex mu;
+      std::condition_variable_any cv;
+      std::unique_lock lock(mu);
+      cv.wait_for(lock, done, left, [] { return false; });
+      if (!done.stop_requested()) attempt.request_stop();
+    });
+    const bool renewed = tryAcquireOrRenew(attempt.get_token());
+    watchdog.request_stop();
     maybeReportTransition();
     if (renewed) {
       log::info(5, "successfully renewed lease", {{"lease", desc_}});

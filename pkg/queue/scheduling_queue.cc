@@ -99,7 +99,7 @@ void SchedulingQueue::upsertLocked(api::PodPtr pod) {
     entry->queued.info.timestamp = queueTimestamp();
     entry->queued.initialEnqueue = entry->queued.enqueued = clock_.monotonicNow();
     const bool gated = !entry->queued.pod().spec.schedulingGates.empty();
-    insertLocked(std::move(entry), gated ? Location::Gated : Location::Active);
+    insertLocked(std::move(entry), gated ? Location::Gated : Location::Active, "PodAdd");
     return;
   }
   Entry& entry = *it->second;
@@ -110,9 +110,9 @@ void SchedulingQueue::upsertLocked(api::PodPtr pod) {
   detachLocked(entry);
   entry.queued.info.podInfo = framework::makePodInfo(std::move(pod));
   if (ungated) {
-    attachLocked(entry, Location::Active);
+    attachLocked(entry, Location::Active, "PodUpdate");
   } else if (where == Location::Unschedulable && changed) {
-    attachLocked(entry, retryLocation(entry.queued));
+    attachLocked(entry, retryLocation(entry.queued), "PodUpdate");
   } else {
     attachLocked(entry, where);
   }
@@ -182,7 +182,7 @@ util::Result<void> SchedulingQueue::addUnschedulableIfNotPresent(const QueuedPod
   entry->queued.info.timestamp = queueTimestamp();
   entry->queued.enqueued = clock_.monotonicNow();
   Location where = retry ? retryLocation(entry->queued) : Location::Unschedulable;
-  insertLocked(std::move(entry), where);
+  insertLocked(std::move(entry), where, "ScheduleAttemptFailure");
   return {};
 }
 
@@ -205,7 +205,7 @@ void SchedulingQueue::movePodsOnEvent(const ClusterEvent& event, const PreEnqueu
   for (Entry* e : unschedulable_) {
     if (!check || check(e->queued.pod())) moving.push_back(e);
   }
-  for (Entry* e : moving) requeueLocked(*e);
+  for (Entry* e : moving) requeueLocked(*e, event.label);
 }
 
 void SchedulingQueue::flushBackoffQCompleted() {
@@ -214,7 +214,7 @@ void SchedulingQueue::flushBackoffQCompleted() {
   while (!backoff_.empty() && (*backoff_.begin())->backoffExpiry <= now) {
     Entry& e = **backoff_.begin();
     detachLocked(e);
-    attachLocked(e, Location::Active);
+    attachLocked(e, Location::Active, "BackoffComplete");
   }
 }
 
@@ -225,7 +225,10 @@ void SchedulingQueue::flushUnschedulablePodsLeftover() {
   for (Entry* e : unschedulable_) {
     if (now - e->queued.enqueued > options_.podMaxInUnschedulablePodsDuration) moving.push_back(e);
   }
-  for (Entry* e : moving) requeueLocked(*e);
+  for (Entry* e : moving) {
+    e->queued.flushedFromUnschedulable = true;
+    requeueLocked(*e, "UnschedulableTimeout");
+  }
 }
 
 void SchedulingQueue::close() {
@@ -264,6 +267,18 @@ std::optional<QueuedPod> SchedulingQueue::get(const api::Pod& pod) const {
   return std::nullopt;
 }
 
+std::map<std::pair<std::string, std::string>, int64_t> SchedulingQueue::unschedulablePlugins()
+    const {
+  std::map<std::pair<std::string, std::string>, int64_t> counts;
+  std::lock_guard lock(mu_);
+  for (const Entry* e : unschedulable_) {
+    for (const std::string& plugin : e->queued.unschedulablePlugins) {
+      ++counts[{plugin, e->queued.pod().spec.schedulerName}];
+    }
+  }
+  return counts;
+}
+
 int64_t SchedulingQueue::schedulingCycle() const {
   std::lock_guard lock(mu_);
   return scheduling_cycle_;
@@ -271,15 +286,17 @@ int64_t SchedulingQueue::schedulingCycle() const {
 
 // --- Internals (mu_ held) ------------------------------------------------------------------------
 
-void SchedulingQueue::insertLocked(std::unique_ptr<Entry> entry, Location where) {
+void SchedulingQueue::insertLocked(std::unique_ptr<Entry> entry, Location where,
+                                   std::string_view event) {
   Entry& e = *entry;
   entries_[keyOf(e.queued.pod())] = std::move(entry);
-  attachLocked(e, where);
+  attachLocked(e, where, event);
 }
 
-void SchedulingQueue::attachLocked(Entry& entry, Location where) {
+void SchedulingQueue::attachLocked(Entry& entry, Location where, std::string_view event) {
   entry.seq = next_seq_++;
   entry.where = where;
+  if (!event.empty() && options_.onIncoming) options_.onIncoming(locationName(where), event);
   switch (where) {
     case Location::Active:
       active_.insert(&entry);
@@ -319,9 +336,9 @@ void SchedulingQueue::detachLocked(Entry& entry) {
   }
 }
 
-void SchedulingQueue::requeueLocked(Entry& entry) {
+void SchedulingQueue::requeueLocked(Entry& entry, std::string_view event) {
   detachLocked(entry);
-  attachLocked(entry, retryLocation(entry.queued));
+  attachLocked(entry, retryLocation(entry.queued), event);
 }
 
 Location SchedulingQueue::retryLocation(const QueuedPod& pod) const {

@@ -24,6 +24,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -56,6 +57,9 @@ struct QueueOptions {
   util::Duration podInitialBackoff = std::chrono::seconds(1);
   util::Duration podMaxBackoff = std::chrono::seconds(10);
   util::Duration podMaxInUnschedulablePodsDuration = std::chrono::minutes(5);
+  // A pod entered `queue` (locationName) because of `event` ("PodAdd", "BackoffComplete", a
+  // ClusterEvent's label...): scheduler_queue_incoming_pods_total. Called under the queue's lock.
+  std::function<void(std::string_view queue, std::string_view event)> onIncoming{};
 };
 
 // How often the daemon should call the flushes (upstream's PriorityQueue.Run).
@@ -75,6 +79,9 @@ struct QueuedPod {
   util::MonotonicTime initialEnqueue{};  // first time the pod entered the queue (latency metrics)
   util::MonotonicTime enqueued{};        // last (re)queue; backoff and leftover time count from it
   int64_t cycle = 0;                     // the scheduling cycle that popped the pod
+  // The plugins that rejected the pod in its last attempt (scheduler_unschedulable_pods).
+  std::set<std::string> unschedulablePlugins{};
+  bool flushedFromUnschedulable = false;  // moved by the leftover flush at some point
 
   const api::Pod& pod() const { return *info.podInfo->pod; }
   int attempts() const { return info.attempts; }
@@ -139,6 +146,8 @@ class SchedulingQueue {
   std::optional<QueuedPod> get(const api::Pod& pod) const;
   // How many pods pop() has handed out.
   int64_t schedulingCycle() const;
+  // Pods in the unschedulable pool by (rejecting plugin, spec.schedulerName).
+  std::map<std::pair<std::string, std::string>, int64_t> unschedulablePlugins() const;
 
  private:
   struct Entry {
@@ -166,10 +175,11 @@ class SchedulingQueue {
   // add/update: records the version for an in-flight pod, else queues or replaces it.
   void upsertLocked(api::PodPtr pod);
   void removeLocked(const std::string& key);
-  void insertLocked(std::unique_ptr<Entry> entry, Location where);  // into entries_ and a queue
-  void attachLocked(Entry& entry, Location where);  // into the structure for `where`
+  // Into entries_ and a queue; a non-empty event is reported to onIncoming.
+  void insertLocked(std::unique_ptr<Entry> entry, Location where, std::string_view event);
+  void attachLocked(Entry& entry, Location where, std::string_view event = {});
   void detachLocked(Entry& entry);                  // out of its structure, still in entries_
-  void requeueLocked(Entry& entry);                 // to retryLocation()
+  void requeueLocked(Entry& entry, std::string_view event);  // to retryLocation()
   // backoffQ while the pod's backoff runs, else activeQ.
   Location retryLocation(const QueuedPod& pod) const;
   util::Duration backoffDuration(int attempts) const;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <tuple>
 #include <utility>
 
 #include "pkg/api/decode.h"
@@ -71,6 +72,11 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
   queue::QueueOptions qo;
   qo.podInitialBackoff = std::chrono::seconds(s->options_.config.podInitialBackoffSeconds);
   qo.podMaxBackoff = std::chrono::seconds(s->options_.config.podMaxBackoffSeconds);
+  if (metrics::Metrics* m = s->options_.metrics) {
+    qo.onIncoming = [m](std::string_view queue, std::string_view event) {
+      m->queueIncoming(queue, event);
+    };
+  }
   s->queue_ = std::make_unique<queue::SchedulingQueue>(
       [sorter](const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) {
         return sorter->less(a, b);
@@ -87,6 +93,9 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
   s->nodes_ = std::make_unique<informer::Informer<api::Node>>(
       informer::makeListerWatcher(client, client::kNodes), api::decodeNode, nodeOptions);
   s->addEventHandlers();
+  if (s->options_.metrics) {
+    s->options_.metrics->setSchedulerState([raw = s.get()] { return raw->state(); });
+  }
   return s;
 }
 
@@ -108,6 +117,7 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
 }
 
 Scheduler::~Scheduler() {
+  if (options_.metrics) options_.metrics->setSchedulerState(nullptr);
   stopInformers();
   if (queue_) queue_->close();
   {
@@ -238,19 +248,27 @@ void Scheduler::scheduleOne(queue::QueuedPod queued) {
   attempt->queued = queued;
   attempt->profile = profile;
   attempt->started = clock_.monotonicNow();
+  // Upstream's pluginMetricsSamplePercent: 10% of cycles time every plugin call.
+  attempt->state.setRecordPluginMetrics(options_.metrics != nullptr && sampler_() % 100 < 10);
   const framework::runtime::Framework& fw = *profile->framework;
 
   cache_.updateSnapshot(snapshot_);
   algorithm::ScheduleOutcome outcome =
       algorithm_.schedulePod(fw, attempt->state, *queued.info.podInfo, snapshot_);
   util::Duration took = clock_.monotonicNow() - attempt->started;
+  if (metrics::Metrics* m = options_.metrics) {
+    m->schedulingAlgorithm(took);
+    for (const auto& point : outcome.extensionPoints) {
+      m->extensionPoint(point.point, framework::codeName(point.code), fw.profileName(), point.took);
+    }
+  }
   if (!outcome.status.isSuccess()) {
     bool fit = outcome.fitError.has_value();
     std::string message = fit ? outcome.fitError->message() : outcome.status.message();
-    if (options_.observer) {
-      options_.observer->attempted(pod, fw.profileName(), fit ? "unschedulable" : "error", took);
-    }
-    handleFailure(queued, *profile, fit ? outcome.status.code() : Code::Error,
+    attempted(pod, fw.profileName(), fit ? "unschedulable" : "error", took);
+    queue::QueuedPod failed = queued;
+    if (fit) failed.unschedulablePlugins = outcome.fitError->diagnosis.unschedulablePlugins;
+    handleFailure(failed, *profile, fit ? outcome.status.code() : Code::Error,
                   fit ? "Unschedulable" : "SchedulerError", message);
     return;
   }
@@ -263,28 +281,38 @@ void Scheduler::scheduleOne(queue::QueuedPod queued) {
   bound->spec.nodeName = outcome.node;
   attempt->assumed = framework::makePodInfo(std::move(bound));
   if (auto r = cache_.assumePod(attempt->assumed); !r.ok()) {
-    if (options_.observer) options_.observer->attempted(pod, fw.profileName(), "error", took);
+    attempted(pod, fw.profileName(), "error", took);
     handleFailure(queued, *profile, Code::Error, "SchedulerError", r.error().message);
     return;
   }
+  const util::MonotonicTime reserveStart = clock_.monotonicNow();
   framework::Status reserved =
       fw.runReservePluginsReserve(attempt->state, *attempt->assumed, attempt->node);
+  extensionPoint("Reserve", reserved.code(), fw.profileName(), reserveStart);
   if (!reserved.isSuccess()) {
     fw.runReservePluginsUnreserve(attempt->state, *attempt->assumed, attempt->node);
     (void)cache_.forgetPod(*attempt->assumed->pod);
-    if (options_.observer) options_.observer->attempted(pod, fw.profileName(), "error", took);
+    attempted(pod, fw.profileName(), "error", took);
     handleFailure(queued, *profile, Code::Error, "SchedulerError", reserved.message());
     return;
   }
+  // scheduler_schedule_attempts_total counts a "scheduled" attempt once bound (confirmBound).
   if (options_.observer) options_.observer->attempted(pod, fw.profileName(), "scheduled", took);
   // Bind asynchronously: the assumption above lets the next pod be scheduled meanwhile.
   submit([this, attempt] { bindingCycle(attempt); });
 }
 
 void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
+  ++bindingsInFlight_;
+  struct Done {
+    std::atomic<int64_t>& n;
+    ~Done() { --n; }
+  } done{bindingsInFlight_};
   const framework::runtime::Framework& fw = *attempt->profile->framework;
   const api::Pod& pod = *attempt->assumed->pod;
+  const util::MonotonicTime bindStart = clock_.monotonicNow();
   framework::Status status = fw.runBindPlugins(attempt->state, *attempt->assumed, attempt->node);
+  extensionPoint("Bind", status.code(), fw.profileName(), bindStart);
   if (status.isSuccess()) {
     confirmBound(*attempt);
     return;
@@ -315,6 +343,10 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
   fw.runReservePluginsUnreserve(attempt->state, *attempt->assumed, attempt->node);
   (void)cache_.forgetPod(pod);
   log::error(status.message(), "Failed to bind pod", {{"pod", podRef(pod)}, {"node", attempt->node}});
+  if (options_.metrics) {
+    options_.metrics->scheduleAttempt(fw.profileName(), "error",
+                                      clock_.monotonicNow() - attempt->started);
+  }
   handleFailure(attempt->queued, *attempt->profile, Code::Error, "SchedulerError",
                 "binding rejected: " + status.message());
 }
@@ -334,6 +366,70 @@ void Scheduler::confirmBound(const Attempt& attempt) {
       events::podReference(pod), "Normal", "Scheduled", "Binding",
       "Successfully assigned " + podRef(pod) + " to " + attempt.node);
   if (options_.observer) options_.observer->bound(pod, attempt.node, attempt.queued);
+  if (metrics::Metrics* m = options_.metrics) {
+    const util::MonotonicTime now = clock_.monotonicNow();
+    m->scheduleAttempt(attempt.profile->framework->profileName(), "scheduled", took);
+    m->podScheduled(attempt.queued.attempts(), now - attempt.queued.initialEnqueue);
+    if (attempt.queued.flushedFromUnschedulable) m->podScheduledAfterFlush();
+  }
+}
+
+void Scheduler::attempted(const api::Pod& pod, const std::string& profile,
+                          std::string_view result, util::Duration took) {
+  if (options_.observer) options_.observer->attempted(pod, profile, result, took);
+  if (options_.metrics) options_.metrics->scheduleAttempt(profile, result, took);
+}
+
+void Scheduler::extensionPoint(std::string_view point, Code code, const std::string& profile,
+                               util::MonotonicTime start) {
+  if (options_.metrics) {
+    options_.metrics->extensionPoint(point, framework::codeName(code), profile,
+                                     clock_.monotonicNow() - start);
+  }
+}
+
+metrics::SchedulerState Scheduler::state() const {
+  metrics::SchedulerState s;
+  const queue::PendingPods pending = queue_->pendingPods();
+  s.active = static_cast<int64_t>(pending.active);
+  s.backoff = static_cast<int64_t>(pending.backoff);
+  s.unschedulable = static_cast<int64_t>(pending.unschedulable);
+  s.gated = static_cast<int64_t>(pending.gated);
+  const cache::CacheSize size = cache_.size();
+  s.cacheNodes = static_cast<int64_t>(size.nodes);
+  s.cachePods = static_cast<int64_t>(size.pods);
+  s.cacheAssumedPods = static_cast<int64_t>(size.assumedPods);
+  s.podsOnUnknownNodes = static_cast<int64_t>(size.podsOnUnknownNodes);
+  s.unschedulableByPlugin = queue_->unschedulablePlugins();
+  s.bindingsInFlight = bindingsInFlight_.load();
+  s.kubeletRejections = cache_.kubeletRejections();
+  // Upstream's histogram has no profile label: series of several profiles are summed.
+  std::map<std::tuple<std::string, std::string_view, std::string_view>,
+           framework::runtime::PluginDurations::Series>
+      merged;
+  for (const auto& [name, profile] : profiles_) {
+    for (auto& series : profile.framework->pluginDurations().snapshot()) {
+      auto [it, fresh] = merged.try_emplace(
+          std::tuple(series.plugin, series.extensionPoint, series.status), series);
+      if (fresh) continue;
+      for (size_t b = 0; b < series.cumulative.size(); ++b) it->second.cumulative[b] += series.cumulative[b];
+      it->second.count += series.count;
+      it->second.sumSeconds += series.sumSeconds;
+    }
+  }
+  const auto& bounds = framework::runtime::PluginDurations::bucketBounds();
+  for (const auto& [key, series] : merged) {
+    metrics::HistogramSeries h;
+    h.labels = {{"extension_point", std::string(series.extensionPoint)},
+                {"plugin", series.plugin},
+                {"status", std::string(series.status)}};
+    h.bounds.assign(bounds.begin(), bounds.end());
+    h.cumulative.assign(series.cumulative.begin(), series.cumulative.end());
+    h.count = series.count;
+    h.sum = series.sumSeconds;
+    s.pluginExecutions.push_back(std::move(h));
+  }
+  return s;
 }
 
 void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& profile, Code code,

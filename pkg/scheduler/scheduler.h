@@ -19,6 +19,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -32,6 +33,7 @@
 #include "pkg/events/recorder.h"
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/informer/informer.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
 #include "pkg/scheduler/api_writes.h"
 #include "pkg/util/clock.h"
@@ -60,6 +62,9 @@ struct SchedulerOptions {
   size_t bindConcurrency = 16;         // bindings (and status writes) in flight at once
   util::Clock* clock = nullptr;        // default: the real clock
   Observer* observer = nullptr;
+  // When set, the scheduler records kube-scheduler's metrics into it and serves it its state
+  // (queues, cache, bindings in flight) at scrape time. Must outlive the scheduler.
+  metrics::Metrics* metrics = nullptr;
   uint64_t seed = 0;  // tie-break randomness; 0 seeds from the clock
 };
 
@@ -88,6 +93,8 @@ class Scheduler {
   queue::PendingPods pendingPods() const { return queue_->pendingPods(); }
   cache::CacheSize cacheSize() const { return cache_.size(); }
   std::map<std::string, int64_t> kubeletRejections() const { return cache_.kubeletRejections(); }
+  // What /metrics reports of the queues, the cache and the binder pool.
+  metrics::SchedulerState state() const;
 
  private:
   struct Profile {
@@ -105,6 +112,11 @@ class Scheduler {
   // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
   void handleFailure(const queue::QueuedPod& queued, const Profile& profile,
                      framework::Code code, const std::string& reason, const std::string& message);
+  // Reports an attempt's result to the observer and the metrics.
+  void attempted(const api::Pod& pod, const std::string& profile, std::string_view result,
+                 util::Duration took);
+  void extensionPoint(std::string_view point, framework::Code code, const std::string& profile,
+                      util::MonotonicTime start);
   Profile* profileFor(const api::Pod& pod);
   bool responsibleFor(const api::Pod& pod) const;
   // Runs `task` on the binder pool (bounded by bindConcurrency).
@@ -123,6 +135,7 @@ class Scheduler {
   cache::Cache cache_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   framework::Snapshot snapshot_;  // the scheduling thread's own
+  std::minstd_rand sampler_{std::random_device{}()};  // the scheduling thread's own
 
   std::unique_ptr<informer::Informer<api::Pod>> pods_;
   std::unique_ptr<informer::Informer<api::Node>> nodes_;
@@ -132,6 +145,7 @@ class Scheduler {
   std::deque<std::function<void()>> tasks_;
   size_t running_ = 0;
   bool poolStopping_ = false;
+  std::atomic<int64_t> bindingsInFlight_{0};
   std::vector<std::thread> binders_;
 };
 

@@ -39,8 +39,10 @@ std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
       if (!table.totals.empty()) e.total = table.totals[it->second];
     } else if (auto r = rejected.find(e.name); r != rejected.end()) {
       e.reasons = r->second->reasons();
+      e.plugin = r->second->plugin();
     } else if (out.diagnosis.absentNodesStatus) {
       e.reasons = out.diagnosis.absentNodesStatus->reasons();
+      e.plugin = out.diagnosis.absentNodesStatus->plugin();
     } else {
       e.evaluated = false;
     }
@@ -140,6 +142,7 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
         nlohmann::json e = {{"name", n.name},       {"feasible", n.feasible},
                             {"reasons", n.reasons}, {"scores", scores},
                             {"total", n.total}};
+        if (!n.plugin.empty()) e["plugin"] = n.plugin;
         if (!n.evaluated) e["evaluated"] = false;
         nodes.push_back(std::move(e));
       }

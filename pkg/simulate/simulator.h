@@ -30,6 +30,7 @@ struct NodeExplanation {
   bool evaluated = true;  // false when percentageOfNodesToScore stopped the search earlier
   bool feasible = false;
   std::vector<std::string> reasons;
+  std::string plugin;  // the plugin that rejected the node; empty when feasible or not one plugin
   std::vector<std::pair<std::string, int64_t>> scores;  // plugin -> normalized score, before weights
   int64_t total = 0;                                     // sum of score * weight
 };

@@ -247,11 +247,11 @@ function compare(plainFile, chartFile) {
 const wantRules = {
   ClusterRole: [
     { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
-    { apiGroups: [""], resources: ["nodes"], verbs: ["get", "list", "watch"] },
+    { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
     { apiGroups: [""], resources: ["pods/binding"], verbs: ["create"] },
-    { apiGroups: [""], resources: ["pods/status"], verbs: ["patch", "update"] },
-    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch", "update"] },
-    { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch", "update"] },
+    { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
+    { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
+    { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
   ],
   Role: [
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },

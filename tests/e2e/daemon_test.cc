@@ -1,17 +1,11 @@
 // End-to-end tests of the daemon: the real `berth run` process against the embedded API server
 // over HTTP, with the server's fault hooks standing in for a cluster under stress.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <functional>
+#include <cstdio>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,14 +15,14 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
-
-extern char** environ;
+#include "tests/support/berth_process.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
 using apiserver::Resource;
+using test::eventually;
 using namespace std::chrono_literals;
 
 json node(const std::string& name, const std::string& cpu, json labels = json::object()) {
@@ -57,61 +51,33 @@ class Daemon : public testing::Test {
     ASSERT_TRUE(started.ok()) << started.error().message;
     server_ = std::move(*started);
     kubeconfig_ = testing::TempDir() + "berth-e2e-kubeconfig-" + std::to_string(getpid());
-    std::ofstream(kubeconfig_) << json{{"apiVersion", "v1"},
-                                       {"kind", "Config"},
-                                       {"clusters", {{{"name", "e2e"}, {"cluster", {{"server", server_->url()}}}}}},
-                                       {"users", {{{"name", "e2e"}, {"user", json::object()}}}},
-                                       {"contexts", {{{"name", "e2e"}, {"context", {{"cluster", "e2e"}, {"user", "e2e"}}}}}},
-                                       {"current-context", "e2e"}}
-                                      .dump();
+    auto written = test::writeKubeconfig(kubeconfig_, server_->url());
+    ASSERT_TRUE(written.ok()) << written.error().message;
     log_ = testing::TempDir() + "berth-e2e-" + std::to_string(getpid()) + ".log";
+    std::remove(log_.c_str());
   }
 
   void TearDown() override {
-    if (pid_ > 0) stopBerth();
-    if (HasFailure()) {
-      std::ifstream in(log_);
-      std::stringstream s;
-      s << in.rdbuf();
-      std::string text = s.str();
-      if (text.size() > 6000) text = "..." + text.substr(text.size() - 6000);
-      std::cerr << "--- berth log (tail) ---\n" << text << "\n";
+    if (berth_) {
+      stopBerth();
+      if (HasFailure()) std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
     }
     server_->stop();
   }
 
   void startBerth(std::vector<std::string> extra = {}) {
-    std::vector<std::string> args = {BERTH_BINARY, "run", "--kubeconfig", kubeconfig_, "--v", "3"};
+    // One daemon alone: leader election would end it in the 10 s outage below (a leader that
+    // cannot renew exits), and a free port keeps parallel test binaries apart.
+    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v", "3", "--port", "0",
+                                     "--leader-elect=false"};
     args.insert(args.end(), extra.begin(), extra.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addopen(&actions, 1, log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    ASSERT_EQ(posix_spawn(&pid_, BERTH_BINARY, &actions, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&actions);
+    auto spawned = test::BerthProcess::spawn(BERTH_BINARY, args, log_);
+    ASSERT_TRUE(spawned.ok()) << spawned.error().message;
+    berth_ = std::move(*spawned);
   }
 
   // SIGTERM, then the exit code; -1 when berth did not exit within `limit` (then it is killed).
-  int stopBerth(std::chrono::seconds limit = 10s) {
-    kill(pid_, SIGTERM);
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (std::chrono::steady_clock::now() < deadline) {
-      pid_t r = waitpid(pid_, &status, WNOHANG);
-      if (r == pid_) {
-        pid_ = -1;
-        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-      }
-      std::this_thread::sleep_for(20ms);
-    }
-    kill(pid_, SIGKILL);
-    waitpid(pid_, &status, 0);
-    pid_ = -1;
-    return -1;
-  }
+  int stopBerth(std::chrono::seconds limit = 10s) { return berth_->terminate(limit); }
 
   void create(Resource resource, const json& object) {
     auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
@@ -127,15 +93,6 @@ class Daemon : public testing::Test {
     return p.is_null() ? "" : p["spec"].value("nodeName", "");
   }
 
-  static bool eventually(const std::function<bool()>& condition, std::chrono::seconds limit = 30s) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (condition()) return true;
-      std::this_thread::sleep_for(25ms);
-    }
-    return condition();
-  }
-
   // Successful bindings per pod name, from the server's request log.
   std::map<std::string, int> bindings() {
     std::map<std::string, int> out;
@@ -149,7 +106,7 @@ class Daemon : public testing::Test {
   std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
   std::string log_;
-  pid_t pid_ = -1;
+  test::BerthProcessPtr berth_;
 };
 
 TEST_F(Daemon, BindsPendingPodsWhereEveryFilterAllows) {

@@ -1,6 +1,7 @@
 #include "pkg/framework/runtime/framework.h"
 
 #include <algorithm>
+#include <chrono>
 #include <mutex>
 #include <set>
 
@@ -193,7 +194,20 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     auto it = weights.find(p->name());
     fw->score_weights_.push_back(it == weights.end() ? 1 : it->second);
   }
+  std::vector<std::string> names;
+  for (const auto& p : fw->owned_) names.emplace_back(p->name());
+  fw->durations_ = std::make_unique<PluginDurations>(names);
   return fw;
+}
+
+template <typename Call>
+Status Framework::timed(const CycleState& state, const Plugin& plugin, Point point,
+                        Call&& call) const {
+  if (!state.recordPluginMetrics()) return call();
+  const auto start = std::chrono::steady_clock::now();
+  Status s = call();
+  durations_->observe(plugin.name(), point, s.code(), std::chrono::steady_clock::now() - start);
+  return s;
 }
 
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
@@ -203,7 +217,7 @@ Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
   std::vector<std::string> narrowedBy;
   for (const auto* p : pre_filter_) {
     PreFilterResult r;
-    Status s = p->preFilter(state, pod, r);
+    Status s = timed(state, *p, Point::PreFilter, [&] { return p->preFilter(state, pod, r); });
     if (s.isSkip()) {
       state.skipFilter(p->name());
       continue;
@@ -265,7 +279,7 @@ Status Framework::runFilterPlugins(const CycleState& state, const PodInfo& pod,
 Status Framework::runFilterPlugins(const FilterList& filters, const CycleState& state,
                                    const PodInfo& pod, const NodeInfo& node) const {
   for (const auto* p : filters) {
-    Status s = p->filter(state, pod, node);
+    Status s = timed(state, *p, Point::Filter, [&] { return p->filter(state, pod, node); });
     if (s.isSuccess()) continue;
     if (!s.isRejected()) {
       return Status::error("running \"" + std::string(p->name()) +
@@ -298,7 +312,7 @@ Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
 Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
                                      const std::vector<const NodeInfo*>& nodes) const {
   for (const auto* p : pre_score_) {
-    Status s = p->preScore(state, pod, nodes);
+    Status s = timed(state, *p, Point::PreScore, [&] { return p->preScore(state, pod, nodes); });
     if (s.isSkip()) {
       state.skipScore(p->name());
       continue;
@@ -335,7 +349,8 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
       const ScorePlugin* p = score_[active[k]];
       auto& row = table.scores[k];
       for (size_t n = begin; n < end; ++n) {
-        Status s = p->score(state, pod, *nodes[n], row[n]);
+        Status s = timed(state, *p, Point::Score,
+                         [&] { return p->score(state, pod, *nodes[n], row[n]); });
         if (!s.isSuccess()) {
           std::lock_guard lock(mu);
           if (failed.isSuccess()) {
@@ -353,7 +368,8 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
   for (size_t k = 0; k < active.size(); ++k) {
     const ScorePlugin* p = score_[active[k]];
     auto& row = table.scores[k];
-    Status s = p->normalizeScores(state, pod, row);
+    Status s = timed(state, *p, Point::NormalizeScore,
+                     [&] { return p->normalizeScores(state, pod, row); });
     if (!s.isSuccess()) {
       return Status::error("running Normalize on Score plugin \"" + std::string(p->name()) +
                            "\": " + s.message())
@@ -375,7 +391,7 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
 Status Framework::runReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) const {
   for (const auto* p : reserve_) {
-    Status s = p->reserve(state, pod, node);
+    Status s = timed(state, *p, Point::Reserve, [&] { return p->reserve(state, pod, node); });
     if (!s.isSuccess()) {
       return Status::error("running Reserve plugin \"" + std::string(p->name()) +
                            "\": " + s.message())
@@ -393,7 +409,7 @@ void Framework::runReservePluginsUnreserve(CycleState& state, const PodInfo& pod
 Status Framework::runBindPlugins(CycleState& state, const PodInfo& pod,
                                  const std::string& node) const {
   for (const auto* p : bind_) {
-    Status s = p->bind(state, pod, node);
+    Status s = timed(state, *p, Point::Bind, [&] { return p->bind(state, pod, node); });
     if (s.isSkip()) continue;
     if (s.isSuccess() || s.isRejected()) return std::move(s).withPlugin(p->name());
     return Status::error("running Bind plugin \"" + std::string(p->name()) + "\": " + s.message())

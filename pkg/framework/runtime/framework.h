@@ -14,6 +14,7 @@
 #include "pkg/config/config.h"
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
+#include "pkg/framework/runtime/plugin_durations.h"
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
 
@@ -89,9 +90,14 @@ class Framework {
   // Plugin names per extension point, in run order (for logs, explain and tests).
   std::map<std::string, std::vector<std::string>> pluginsByExtensionPoint() const;
   int64_t scoreWeight(std::string_view plugin) const;
+  // scheduler_plugin_execution_duration_seconds of this profile's plugins (sampled cycles only).
+  const PluginDurations& pluginDurations() const { return *durations_; }
 
  private:
   Framework() = default;
+  // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
+  template <typename Call>
+  Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
 
   std::string profile_name_;
   std::optional<int32_t> percentage_of_nodes_to_score_;
@@ -105,6 +111,7 @@ class Framework {
   std::vector<int64_t> score_weights_;  // parallel to score_
   std::vector<const ReservePlugin*> reserve_;
   std::vector<const BindPlugin*> bind_;
+  std::unique_ptr<PluginDurations> durations_;
 };
 
 using FrameworkPtr = std::unique_ptr<Framework>;

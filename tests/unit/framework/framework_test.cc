@@ -6,10 +6,13 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "pkg/plugins/registry.h"
@@ -439,6 +442,60 @@ TEST_F(RunnerTest, FilterAttributesRejectionsAndWrapsErrors) {
   EXPECT_EQ(onN2.plugin(), "RejectN2");
 
   EXPECT_TRUE(fw->runFilterPlugins(state_, pod_, *snapshot_.get("n3")).isSuccess());
+}
+
+TEST_F(RunnerTest, OnlySampledCyclesTimeEachPluginCall) {
+  auto p = profileWith({});
+  p.plugins.filter.enabled = {plugin("RejectN2")};
+  auto fw = mustBuild(p);
+  for (const char* n : {"n1", "n2", "n3"}) (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
+  EXPECT_TRUE(fw->pluginDurations().snapshot().empty());
+
+  state_.setRecordPluginMetrics(true);
+  for (const char* n : {"n1", "n2", "n3"}) (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
+  std::map<std::string, uint64_t> counts;  // status -> calls, per node as upstream
+  for (const auto& series : fw->pluginDurations().snapshot()) {
+    EXPECT_EQ(series.plugin, "RejectN2");
+    EXPECT_EQ(series.extensionPoint, "Filter");
+    counts[std::string(series.status)] = series.count;
+    EXPECT_EQ(series.cumulative.back(), series.count);
+  }
+  EXPECT_EQ(counts, (std::map<std::string, uint64_t>{{"Success", 2}, {"Unschedulable", 1}}));
+}
+
+TEST(PluginDurations, BucketsAreUpstreamsAndCumulative) {
+  const auto& bounds = PluginDurations::bucketBounds();
+  EXPECT_DOUBLE_EQ(bounds.front(), 0.00001);
+  EXPECT_DOUBLE_EQ(bounds[1], 0.000015);
+  EXPECT_NEAR(bounds.back(), 0.00001 * std::pow(1.5, 19), 1e-12);
+  PluginDurations d({"A"});
+  d.observe("A", Point::Score, Code::Success, std::chrono::microseconds(5));   // le 1e-05
+  d.observe("A", Point::Score, Code::Success, std::chrono::microseconds(12));  // le 1.5e-05
+  d.observe("A", Point::Score, Code::Success, std::chrono::seconds(1));        // +Inf only
+  d.observe("Unknown", Point::Score, Code::Success, std::chrono::microseconds(5));
+  auto series = d.snapshot();
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].cumulative[0], 1u);
+  EXPECT_EQ(series[0].cumulative[1], 2u);
+  EXPECT_EQ(series[0].cumulative.back(), 2u);
+  EXPECT_EQ(series[0].count, 3u);
+  EXPECT_NEAR(series[0].sumSeconds, 1.000017, 1e-9);
+}
+
+TEST(PluginDurations, ConcurrentObservationsAreAllCounted) {
+  PluginDurations d({"A", "B"});
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&d] {
+      for (int i = 0; i < 10000; ++i) {
+        d.observe(i % 2 ? "A" : "B", Point::Filter, Code::Success, std::chrono::microseconds(i % 50));
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  uint64_t total = 0;
+  for (const auto& s : d.snapshot()) total += s.count;
+  EXPECT_EQ(total, 40000u);
 }
 
 TEST_F(RunnerTest, PreFilterSkipSkipsThatFilter) {

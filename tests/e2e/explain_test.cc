@@ -1,0 +1,403 @@
+// End-to-end tests of `berth explain`: the real binary reads a pod, the nodes and the bound pods
+// from the embedded API server over HTTP and explains the pod's placement.
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "pkg/apiserver/server.h"
+#include "pkg/apiserver/store.h"
+
+namespace berth {
+namespace {
+
+using json = nlohmann::json;
+using apiserver::Resource;
+
+json node(const std::string& name, const std::string& cpu) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+          {"spec", json::object()},
+          {"status",
+           {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}},
+            {"capacity", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
+}
+
+json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
+  json container = {
+      {"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
+  json p = {{"apiVersion", "v1"}, {"kind", "Pod"}};
+  p["metadata"] = {{"name", name}, {"namespace", "default"}};
+  p["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
+  return p;
+}
+
+json boundPod(const std::string& name, const std::string& cpu, const std::string& nodeName) {
+  json p = pod(name, cpu, "default-scheduler");
+  p["spec"]["nodeName"] = nodeName;
+  p["status"]["phase"] = "Running";
+  return p;
+}
+
+struct Outcome {
+  int exitCode = -1;
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+
+std::string readFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The line of `text` that starts with `prefix`; empty when there is none.
+std::string lineStartingWith(const std::string& text, const std::string& prefix) {
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.starts_with(prefix)) return line;
+  }
+  return "";
+}
+
+// The whitespace-separated words of a table row.
+std::vector<std::string> words(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string w; in >> w;) out.push_back(w);
+  return out;
+}
+
+class Explain : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto started = apiserver::Server::start(store_, {});
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    server_ = std::move(*started);
+    const std::string id = std::to_string(getpid());
+    kubeconfig_ = testing::TempDir() + "berth-explain-kubeconfig-" + id;
+    stderrPath_ = testing::TempDir() + "berth-explain-stderr-" + id;
+    std::ofstream(kubeconfig_) << json{
+        {"apiVersion", "v1"},
+        {"kind", "Config"},
+        {"clusters", {{{"name", "e2e"}, {"cluster", {{"server", server_->url()}}}}}},
+        {"users", {{{"name", "e2e"}, {"user", json::object()}}}},
+        {"contexts", {{{"name", "e2e"}, {"context", {{"cluster", "e2e"}, {"user", "e2e"}}}}}},
+        {"current-context", "e2e"}}.dump();
+  }
+
+  void TearDown() override { server_->stop(); }
+
+  void create(Resource resource, const json& object) {
+    const std::string ns = object["metadata"].value("namespace", "");
+    auto r = store_.create(resource, ns, object);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    // A created pod starts Pending, as with kube-apiserver; its phase is the status writer's.
+    if (resource == Resource::Pods && object.contains("status")) {
+      auto s =
+          store_.updateStatus(resource, ns, object["metadata"]["name"].get<std::string>(), object);
+      ASSERT_TRUE(s.ok()) << s.error().message;
+    }
+    objects_.push_back(object);
+  }
+
+  // Runs `berth explain ARGS --kubeconfig K`.
+  Outcome explain(const std::string& args) {
+    return berth("explain " + args + " --kubeconfig " + kubeconfig_);
+  }
+
+  Outcome berth(const std::string& args) {
+    const std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>" + stderrPath_;
+    Outcome r;
+    FILE* p = popen(cmd.c_str(), "r");
+    if (p == nullptr) return r;
+    std::array<char, 4096> buf{};
+    size_t n;
+    while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+    const int status = pclose(p);
+    r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    r.err = readFile(stderrPath_);
+    return r;
+  }
+
+  // Every object created so far, as a cluster file for `berth simulate`, in the API server's list
+  // order (by name), which is the order explain sees the nodes in.
+  std::string writeClusterFile() {
+    std::vector<json> items = objects_;
+    std::stable_sort(items.begin(), items.end(), [](const json& a, const json& b) {
+      return a["metadata"]["name"].get<std::string>() < b["metadata"]["name"].get<std::string>();
+    });
+    const std::string path =
+        testing::TempDir() + "berth-explain-cluster-" + std::to_string(getpid());
+    std::ofstream(path) << json{{"apiVersion", "v1"}, {"kind", "List"}, {"items", items}}.dump();
+    return path;
+  }
+
+  // small (1 cpu), big (4 cpu, 3 of them taken by a bound pod), gpu (8 cpu, tainted), cordoned.
+  void createNodesThatRejectBigPods() {
+    create(Resource::Nodes, node("small", "1"));
+    create(Resource::Nodes, node("big", "4"));
+    json gpu = node("gpu", "8");
+    gpu["spec"]["taints"] = {{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
+    create(Resource::Nodes, gpu);
+    json cordoned = node("cordoned", "64");
+    cordoned["spec"]["unschedulable"] = true;
+    create(Resource::Nodes, cordoned);
+    create(Resource::Pods, boundPod("busy", "3", "big"));
+  }
+
+  apiserver::Store store_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::string kubeconfig_;
+  std::string stderrPath_;
+  std::vector<json> objects_;
+};
+
+TEST_F(Explain, PodThatFitsNowhereNamesEachNodesRejectingPluginAndReason) {
+  createNodesThatRejectBigPods();
+  create(Resource::Pods, pod("huge", "2"));
+
+  Outcome r = explain("default/huge");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Pod default/huge is pending (profile \"berth\")"), std::string::npos)
+      << r.out;
+  // The message the daemon records on the pod, as kube-scheduler's FitError.
+  EXPECT_NE(r.out.find("0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, "
+                       "1 node(s) were unschedulable, 2 Insufficient cpu."),
+            std::string::npos)
+      << r.out;
+  const std::vector<std::vector<std::string>> expected = {
+      {"small", "NodeResourcesFit", "Insufficient", "cpu"},
+      {"big", "NodeResourcesFit", "Insufficient", "cpu"},  // the bound pod "busy" counts
+      {"gpu", "TaintToleration", "node(s)", "had", "untolerated", "taint", "{gpu:", "true}"},
+      {"cordoned", "NodeUnschedulable", "node(s)", "were", "unschedulable"},
+  };
+  for (const auto& row : expected) {
+    SCOPED_TRACE(row.front());
+    EXPECT_EQ(words(lineStartingWith(r.out, row.front() + " ")), row) << r.out;
+  }
+  EXPECT_EQ(r.out.find("Feasible nodes"), std::string::npos) << r.out;
+}
+
+TEST_F(Explain, PodThatFitsShowsChosenNodeAndPluginScores) {
+  createNodesThatRejectBigPods();
+  create(Resource::Nodes, node("roomy", "16"));
+  create(Resource::Nodes, node("medium", "8"));
+  // Finished pods hold nothing, as in the daemon's cache: medium still has room.
+  json done = boundPod("done", "8", "medium");
+  done["status"]["phase"] = "Succeeded";
+  create(Resource::Pods, done);
+  create(Resource::Pods, pod("web", "2"));
+
+  Outcome r = explain("default/web");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Pod default/web is pending; it fits 2 of 6 nodes and berth would bind it "
+                       "to node \"roomy\" (profile \"berth\")."),
+            std::string::npos)
+      << r.out;
+  const std::string scoresSection = r.out.substr(r.out.find("Feasible nodes"));
+  const std::vector<std::string> header = words(lineStartingWith(scoresSection, "NODE "));
+  ASSERT_GE(header.size(), 2u) << r.out;
+  EXPECT_EQ(header[1], "TOTAL");
+  ASSERT_GE(header.size(), 3u) << r.out;
+  EXPECT_NE(std::find(header.begin(), header.end(), "NodeResourcesFit"), header.end()) << r.out;
+  EXPECT_NE(std::find(header.begin(), header.end(), "NodeResourcesBalancedAllocation"),
+            header.end())
+      << r.out;
+  // Best first: the emptiest node scores highest under LeastAllocated.
+  const std::vector<std::string> roomy = words(lineStartingWith(r.out, "roomy "));
+  const std::vector<std::string> medium = words(lineStartingWith(r.out, "medium "));
+  ASSERT_EQ(roomy.size(), header.size()) << r.out;
+  ASSERT_EQ(medium.size(), header.size()) << r.out;
+  EXPECT_GT(std::stol(roomy[1]), std::stol(medium[1])) << r.out;
+  EXPECT_LT(r.out.find("roomy "), r.out.find("medium ")) << r.out;
+  EXPECT_EQ(words(lineStartingWith(r.out, "small ")),
+            (std::vector<std::string>{"small", "NodeResourcesFit", "Insufficient", "cpu"}))
+      << r.out;
+}
+
+TEST_F(Explain, JsonIsSimulatesExplainOutputForTheSameCluster) {
+  createNodesThatRejectBigPods();
+  create(Resource::Nodes, node("roomy", "16"));
+  create(Resource::Nodes, node("medium", "8"));
+  create(Resource::Pods, pod("web", "2"));
+
+  Outcome r = explain("default/web --output json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  ASSERT_TRUE(json::accept(r.out)) << r.out;
+  json explained = json::parse(r.out);
+  ASSERT_EQ(explained["results"].size(), 1u) << r.out;
+  const json& result = explained["results"][0];
+  EXPECT_EQ(result["pod"], "default/web");
+  EXPECT_EQ(result["node"], "roomy");
+  EXPECT_EQ(result["profile"], "berth");
+  for (const json& n : result["nodes"]) {
+    SCOPED_TRACE(n.dump());
+    if (n["feasible"]) {
+      EXPECT_FALSE(n["scores"].empty());
+      EXPECT_FALSE(n.contains("plugin"));
+    } else {
+      EXPECT_FALSE(n["plugin"].get<std::string>().empty());
+      EXPECT_FALSE(n["reasons"].empty());
+    }
+  }
+
+  // The same cluster as a file gives the same per-node explanation through `berth simulate`.
+  Outcome simulated =
+      berth("simulate --cluster " + writeClusterFile() + " --explain --output json");
+  ASSERT_EQ(simulated.exitCode, 0) << simulated.out << simulated.err;
+  json expected = json::parse(simulated.out);
+  ASSERT_EQ(expected["results"].size(), 1u) << simulated.out;
+  expected["results"][0]["profile"] = "berth";
+  EXPECT_EQ(explained, expected);
+}
+
+TEST_F(Explain, PendingPodJsonCarriesFitErrorMessage) {
+  createNodesThatRejectBigPods();
+  create(Resource::Pods, pod("huge", "2"));
+
+  Outcome r = explain("default/huge --output=json");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  json j = json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  ASSERT_FALSE(j.is_discarded()) << r.out;
+  const json& result = j["results"][0];
+  EXPECT_TRUE(result["node"].is_null());
+  EXPECT_EQ(result["message"],
+            "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 1 node(s) were "
+            "unschedulable, 2 Insufficient cpu.");
+  ASSERT_EQ(result["nodes"].size(), 4u);
+  for (const json& n : result["nodes"]) {
+    EXPECT_FALSE(n["feasible"]);
+    if (n["name"] == "cordoned") {
+      EXPECT_EQ(n["plugin"], "NodeUnschedulable");
+      EXPECT_EQ(n["reasons"], json::array({"node(s) were unschedulable"}));
+    }
+  }
+}
+
+TEST_F(Explain, MissingPodExitsNonZeroNamingIt) {
+  create(Resource::Nodes, node("small", "1"));
+  Outcome r = explain("default/ghost");
+  EXPECT_NE(r.exitCode, 0);
+  EXPECT_NE(r.err.find("pods \"ghost\" not found in namespace \"default\""), std::string::npos)
+      << r.err;
+  EXPECT_TRUE(r.out.empty()) << r.out;
+}
+
+TEST_F(Explain, BoundPodIsReportedAsBoundNotRescheduled) {
+  create(Resource::Nodes, node("big", "4"));
+  json web = pod("web", "1");
+  web["spec"]["nodeName"] = "big";
+  create(Resource::Pods, web);
+
+  Outcome r = explain("default/web");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("Pod default/web is bound to node \"big\""), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Feasible nodes"), std::string::npos) << r.out;
+
+  Outcome j = explain("default/web --output json");
+  EXPECT_EQ(j.exitCode, 0) << j.err;
+  const json parsed = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << j.out;
+  EXPECT_EQ(parsed["results"][0]["node"], "big");
+  EXPECT_EQ(parsed["results"][0]["bound"], true);
+}
+
+TEST_F(Explain, ArgumentWithoutNamespaceIsAUsageError) {
+  Outcome r = explain("web");
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.err.find("argument \"web\": want NAMESPACE/POD, for example default/web"),
+            std::string::npos)
+      << r.err;
+
+  Outcome none = berth("explain --kubeconfig " + kubeconfig_);
+  EXPECT_EQ(none.exitCode, 2);
+  EXPECT_NE(none.err.find("requires one argument, NAMESPACE/POD"), std::string::npos) << none.err;
+}
+
+TEST_F(Explain, PodOfAnotherSchedulerIsFlaggedThenExplainedWithTheFirstProfile) {
+  create(Resource::Nodes, node("small", "1"));
+  create(Resource::Pods, pod("theirs", "100m", "default-scheduler"));
+
+  Outcome r = explain("default/theirs");
+  ASSERT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_TRUE(r.out.starts_with("Note: spec.schedulerName \"default-scheduler\" matches no profile "
+                                "of this configuration (\"berth\"), so berth will never schedule "
+                                "this pod"))
+      << r.out;
+  EXPECT_NE(r.out.find("berth would bind it to node \"small\" (profile \"berth\")"),
+            std::string::npos)
+      << r.out;
+
+  Outcome j = explain("default/theirs --output json");
+  ASSERT_EQ(j.exitCode, 0) << j.err;
+  const json parsed = json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(parsed.is_discarded()) << j.out;
+  ASSERT_TRUE(parsed.contains("warnings")) << j.out;
+  EXPECT_NE(parsed["warnings"][0].get<std::string>().find("matches no profile"), std::string::npos);
+}
+
+TEST_F(Explain, SchedulerNamePicksTheProfileFromConfig) {
+  const std::string config =
+      testing::TempDir() + "berth-explain-config-" + std::to_string(getpid());
+  std::ofstream(config) << R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: berth
+- schedulerName: berth-binpack
+  plugins:
+    multiPoint:
+      disabled:
+      - name: NodeResourcesBalancedAllocation
+  pluginConfig:
+  - name: NodeResourcesFit
+    args:
+      scoringStrategy:
+        type: MostAllocated
+)";
+  create(Resource::Nodes, node("roomy", "16"));
+  create(Resource::Nodes, node("medium", "8"));
+  create(Resource::Pods, pod("packed", "2", "berth-binpack"));
+
+  Outcome r = explain("default/packed --config " + config);
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  // MostAllocated packs onto the fuller node, and balanced allocation is not scored.
+  EXPECT_NE(r.out.find("would bind it to node \"medium\" (profile \"berth-binpack\")"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("NodeResourcesBalancedAllocation"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("Note:"), std::string::npos) << r.out;
+}
+
+TEST_F(Explain, MalformedNodeIsSkippedWithAWarningNamingIt) {
+  create(Resource::Nodes, node("small", "1"));
+  json broken = node("broken", "1");
+  broken["status"]["allocatable"]["cpu"] = "lots";
+  create(Resource::Nodes, broken);
+  create(Resource::Pods, pod("web", "100m"));
+
+  Outcome r = explain("default/web");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("it fits 1 of 1 nodes and berth would bind it to node \"small\""),
+            std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("warning: skipped node broken: status.allocatable.cpu: invalid quantity "
+                       "\"lots\""),
+            std::string::npos)
+      << r.out;
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,196 @@
+// End-to-end test of the operations endpoints: the real `berth run` against the embedded API
+// server, its /metrics checked by Prometheus's own linter (promtool) and its values followed as
+// pods are scheduled, fail and become schedulable.
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+
+#include "pkg/apiserver/server.h"
+#include "pkg/apiserver/store.h"
+#include "tests/support/berth_process.h"
+
+namespace berth {
+namespace {
+
+using json = nlohmann::json;
+using apiserver::Resource;
+using namespace std::chrono_literals;
+
+json node(const std::string& name, const std::string& cpu) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
+          {"spec", json::object()},
+          {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
+}
+
+json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
+  json container = {{"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"schedulerName", scheduler}, {"containers", json::array({container})}}}};
+}
+
+// The value of the sample `series` (name{labels} exactly as exposed), or -1 when absent.
+double sample(const std::string& text, const std::string& series) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.size() > series.size() && line.compare(0, series.size(), series) == 0 &&
+        line[series.size()] == ' ') {
+      return std::stod(line.substr(series.size() + 1));
+    }
+  }
+  return -1;
+}
+
+// The sum of the samples of `name` whose labels contain `label` (e.g. `event="NodeAdd"`).
+double sumWhere(const std::string& text, const std::string& name, const std::string& label) {
+  double sum = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.starts_with(name + "{") && line.find(label) != std::string::npos) {
+      sum += std::stod(line.substr(line.rfind(' ') + 1));
+    }
+  }
+  return sum;
+}
+
+// promtool's verdict on an exposition: its output, empty when it found nothing to report.
+std::string promtoolCheck(const std::string& exposition) {
+  const std::string path = testing::TempDir() + "berth-metrics-" + std::to_string(getpid());
+  std::ofstream(path) << exposition;
+  FILE* out = popen(("promtool check metrics < " + path + " 2>&1; echo \"rc=$?\"").c_str(), "r");
+  std::string text;
+  char buf[4096];
+  while (out != nullptr && fgets(buf, sizeof buf, out) != nullptr) text += buf;
+  if (out != nullptr) pclose(out);
+  std::remove(path.c_str());
+  return text == "rc=0\n" ? "" : text;
+}
+
+class Operations : public testing::Test {
+ protected:
+  void SetUp() override {
+    auto started = apiserver::Server::start(store_, {});
+    ASSERT_TRUE(started.ok()) << started.error().message;
+    server_ = std::move(*started);
+    kubeconfig_ = testing::TempDir() + "berth-metrics-kubeconfig-" + std::to_string(getpid());
+    ASSERT_TRUE(test::writeKubeconfig(kubeconfig_, server_->url()).ok());
+  }
+
+  void create(Resource resource, const json& object) {
+    auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+  }
+
+  std::string nodeOf(const std::string& name) {
+    auto r = store_.get(Resource::Pods, "default", name);
+    return r.ok() ? (*r)["spec"].value("nodeName", "") : "";
+  }
+
+  void startBerth() {
+    auto spawned = test::BerthProcess::spawn(
+        BERTH_BINARY,
+        {"run", "--kubeconfig", kubeconfig_, "--port", "0", "--bind-address", "127.0.0.1",
+         "--leader-elect-resource-namespace", "default", "--v", "2"},
+        testing::TempDir() + "berth-metrics-" + std::to_string(getpid()) + ".log");
+    ASSERT_TRUE(spawned.ok()) << spawned.error().message;
+    berth_ = std::move(*spawned);
+    auto line = berth_->waitForLogLine({"Serving insecurely"}, 10s);
+    ASSERT_TRUE(line) << berth_->logTail();
+    const std::string address = test::logField(*line, "address").value_or("");
+    port_ = static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
+  }
+
+  std::string scrape(const std::string& path = "/metrics") {
+    auto reply = test::httpGet(port_, path);
+    if (!reply.ok()) {
+      ADD_FAILURE() << reply.error().message;
+      return "";
+    }
+    EXPECT_EQ(reply->code, 200) << path << ": " << reply->body;
+    return reply->body;
+  }
+
+  apiserver::Store store_;
+  std::unique_ptr<apiserver::Server> server_;
+  std::string kubeconfig_;
+  test::BerthProcessPtr berth_;
+  uint16_t port_ = 0;
+};
+
+TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
+  create(Resource::Nodes, node("small", "2"));
+  create(Resource::Pods, pod("a", "1"));
+  create(Resource::Pods, pod("b", "500m"));
+  create(Resource::Pods, pod("huge", "8"));
+  // Bound by hand to a node that does not exist: stuck forever, which berth reports.
+  json typo = pod("typo", "100m", "default-scheduler");
+  typo["spec"]["nodeName"] = "smal";
+  create(Resource::Pods, typo);
+  startBerth();
+  ASSERT_TRUE(test::eventually([&] { return !nodeOf("a").empty() && !nodeOf("b").empty(); }));
+
+  std::string text;
+  ASSERT_TRUE(test::eventually([&] {
+    text = scrape();
+    return sample(text, R"(scheduler_pending_pods{queue="unschedulable"})") == 1;
+  }, 10s)) << text;
+  EXPECT_EQ(promtoolCheck(text), "");
+  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
+  EXPECT_GE(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unschedulable"})"), 1);
+  EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), 1);
+  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_attempts_count)"), 2);
+  EXPECT_EQ(sample(text, R"(scheduler_cache_size{type="nodes"})"), 1);
+  EXPECT_EQ(sample(text, "berth_pods_on_unknown_nodes"), 1);
+  EXPECT_EQ(sample(text, R"(leader_election_master_status{name="berth"})"), 1);
+  const std::string host = server_->url().substr(server_->url().find("://") + 3);
+  EXPECT_GE(sample(text, R"(rest_client_requests_total{code="201",host=")" + host +
+                             R"(",method="POST"})"),
+            2);
+  EXPECT_GE(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"), 3);
+
+  // A node where the huge pod fits: the NodeAdd event moves it, and it is bound.
+  create(Resource::Nodes, node("large", "16"));
+  ASSERT_TRUE(test::eventually([&] { return nodeOf("huge") == "large"; }));
+  ASSERT_TRUE(test::eventually([&] {
+    text = scrape();
+    return sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})") == 3;
+  }, 10s)) << text;
+  EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="unschedulable"})"), 0);
+  EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), -1);
+  EXPECT_GE(sumWhere(text, "scheduler_queue_incoming_pods_total", R"(event="NodeAdd")"), 1);
+  // Two pods bound at their first attempt, the huge one after more.
+  EXPECT_EQ(sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts="), 3);
+  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"), 2);
+  EXPECT_EQ(promtoolCheck(text), "");
+  EXPECT_EQ(berth_->terminate(), 0);
+}
+
+TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
+  create(Resource::Nodes, node("n", "2"));
+  startBerth();
+  ASSERT_TRUE(test::eventually([&] {
+    auto r = test::httpGet(port_, "/readyz");
+    return r.ok() && r->code == 200;
+  }, 10s));
+  EXPECT_EQ(scrape("/healthz"), "ok");
+  EXPECT_EQ(scrape("/livez"), "ok");
+  EXPECT_EQ(scrape("/readyz?verbose"),
+            "[+]ping ok\n[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\n"
+            "readyz check passed\n");
+  EXPECT_EQ(scrape("/readyz/sched-handler-sync"), "ok");
+  auto missing = test::httpGet(port_, "/nope");
+  ASSERT_TRUE(missing.ok());
+  EXPECT_EQ(missing->code, 404);
+  EXPECT_EQ(berth_->terminate(), 0);
+}
+
+}  // namespace
+}  // namespace berth

@@ -1,0 +1,217 @@
+#include "tests/support/berth_process.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+extern char** environ;
+
+namespace berth::test {
+
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+util::Result<void> writeKubeconfig(const std::string& path, const std::string& serverUrl) {
+  const json config = {
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"clusters", {{{"name", "e2e"}, {"cluster", {{"server", serverUrl}}}}}},
+      {"users", {{{"name", "e2e"}, {"user", json::object()}}}},
+      {"contexts", {{{"name", "e2e"}, {"context", {{"cluster", "e2e"}, {"user", "e2e"}}}}}},
+      {"current-context", "e2e"}};
+  std::ofstream out(path, std::ios::trunc);
+  out << config.dump();
+  out.close();
+  if (!out)
+    return util::Error{util::ErrorCode::Unavailable, "kubeconfig " + path + ": write failed"};
+  return {};
+}
+
+bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(25ms);
+  }
+  return condition();
+}
+
+std::optional<std::string> logField(std::string_view line, std::string_view key) {
+  const std::string marker = " " + std::string(key) + "=";
+  const size_t at = line.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  const size_t start = at + marker.size();
+  if (start >= line.size()) return std::string();
+  if (line[start] != '"') {
+    const size_t end = line.find(' ', start);
+    return std::string(line.substr(start, end == std::string_view::npos ? end : end - start));
+  }
+  // klog quotes strings as JSON does: find the closing quote past any escaped ones.
+  size_t end = start + 1;
+  while (end < line.size() && line[end] != '"') end += line[end] == '\\' ? 2 : 1;
+  if (end >= line.size()) return std::nullopt;
+  const json value = json::parse(line.substr(start, end - start + 1), nullptr, false);
+  if (!value.is_string()) return std::nullopt;
+  return value.get<std::string>();
+}
+
+util::Result<HttpReply> httpGet(uint16_t port, const std::string& path,
+                                std::chrono::milliseconds timeout) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+  auto failed = [&url](const std::string& what) {
+    return util::Error{util::ErrorCode::Unavailable, "GET " + url + ": " + what};
+  };
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return failed(std::string("socket: ") + std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((timeout.count() % 1000) * 1000);
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+    return failed(std::string("connect: ") + std::strerror(errno));
+  }
+  const std::string request = "GET " + path +
+                              " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                              "\r\nConnection: close\r\n\r\n";
+  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
+      static_cast<ssize_t>(request.size())) {
+    return failed(std::string("send: ") + std::strerror(errno));
+  }
+  std::string reply;
+  char buffer[4096];
+  for (;;) {
+    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+    if (n == 0) break;
+    if (n < 0) return failed(std::string("recv: ") + std::strerror(errno));
+    reply.append(buffer, static_cast<size_t>(n));
+  }
+  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"; the server closes after a Content-Length body.
+  const size_t headerEnd = reply.find("\r\n\r\n");
+  if (!reply.starts_with("HTTP/1.") || reply.size() < 12 || headerEnd == std::string::npos) {
+    return failed("not an HTTP reply: " + reply.substr(0, 200));
+  }
+  HttpReply out;
+  out.code = std::atoi(reply.c_str() + 9);
+  out.body = reply.substr(headerEnd + 4);
+  return out;
+}
+
+util::Result<std::unique_ptr<BerthProcess>> BerthProcess::spawn(
+    const std::string& binary, const std::vector<std::string>& args, std::string logPath) {
+  std::vector<std::string> all = {binary};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 1, logPath.c_str(), O_WRONLY | O_CREAT | O_APPEND,
+                                   0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int err = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0) {
+    return util::Error{util::ErrorCode::Unavailable,
+                       "spawning " + binary + ": " + std::strerror(err)};
+  }
+  return std::unique_ptr<BerthProcess>(new BerthProcess(pid, std::move(logPath)));
+}
+
+BerthProcess::~BerthProcess() {
+  if (!exitCode_) kill();
+}
+
+void BerthProcess::reaped(int status) {
+  exitCode_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+bool BerthProcess::running() {
+  if (exitCode_) return false;
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+  reaped(status);
+  return false;
+}
+
+std::optional<int> BerthProcess::waitForExit(std::chrono::milliseconds limit) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (running()) {
+    if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(10ms);
+  }
+  return exitCode_;
+}
+
+int BerthProcess::terminate(std::chrono::milliseconds limit) {
+  if (running()) ::kill(pid_, SIGTERM);
+  if (auto code = waitForExit(limit)) return *code;
+  kill();
+  return -1;
+}
+
+void BerthProcess::kill() {
+  if (exitCode_) return;
+  ::kill(pid_, SIGKILL);
+  int status = 0;
+  if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
+}
+
+std::string BerthProcess::log() const {
+  std::ifstream in(logPath_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::string BerthProcess::logTail(size_t maxChars) const {
+  std::string text = log();
+  if (text.size() > maxChars) text = "..." + text.substr(text.size() - maxChars);
+  return text;
+}
+
+std::optional<std::string> BerthProcess::waitForLogLine(const std::vector<std::string>& needles,
+                                                        std::chrono::milliseconds limit) {
+  auto find = [&]() -> std::optional<std::string> {
+    std::istringstream lines(log());
+    for (std::string line; std::getline(lines, line);) {
+      if (lines.eof()) break;  // a line still being written
+      bool all = true;
+      for (const std::string& needle : needles) all = all && line.find(needle) != std::string::npos;
+      if (all) return line;
+    }
+    return std::nullopt;
+  };
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    // Checked after the exit is seen, so a line written just before exiting is not missed.
+    const bool exited = !running();
+    if (auto line = find()) return line;
+    if (exited || std::chrono::steady_clock::now() >= deadline) return std::nullopt;
+    std::this_thread::sleep_for(20ms);
+  }
+}
+
+}  // namespace berth::test
