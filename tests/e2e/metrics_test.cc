@@ -137,10 +137,13 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   startBerth();
   ASSERT_TRUE(test::eventually([&] { return !nodeOf("a").empty() && !nodeOf("b").empty(); }));
 
+  // A binding lands in the store before berth has read its answer and counted it: wait for the
+  // last figure berth records per bound pod (the SLI histogram) as well.
   std::string text;
   ASSERT_TRUE(test::eventually([&] {
     text = scrape();
-    return sample(text, R"(scheduler_pending_pods{queue="unschedulable"})") == 1;
+    return sample(text, R"(scheduler_pending_pods{queue="unschedulable"})") == 1 &&
+           sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") == 2;
   }, 10s)) << text;
   EXPECT_EQ(promtoolCheck(text), "");
   EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
@@ -161,8 +164,9 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   ASSERT_TRUE(test::eventually([&] { return nodeOf("huge") == "large"; }));
   ASSERT_TRUE(test::eventually([&] {
     text = scrape();
-    return sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})") == 3;
+    return sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") == 3;
   }, 10s)) << text;
+  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 3);
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="unschedulable"})"), 0);
   EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), -1);
   EXPECT_GE(sumWhere(text, "scheduler_queue_incoming_pods_total", R"(event="NodeAdd")"), 1);
