@@ -346,9 +346,18 @@ class LeaderElection : public testing::Test {
   // Every pod created is bound, by exactly one successful Binding over all servers.
   void expectEveryPodBoundOnce() {
     std::map<std::string, int> total;
-    for (size_t i = 0; i < replicas_.size(); ++i) {
-      for (const auto& [name, count] : bindingsThrough(i)) total[name] += count;
-    }
+    // A server records a request after answering it, so a pod can show its node a moment before
+    // its Binding is in the log: wait until every pod has one.
+    test::eventually([&] {
+      total.clear();
+      for (size_t i = 0; i < replicas_.size(); ++i) {
+        for (const auto& [name, count] : bindingsThrough(i)) total[name] += count;
+      }
+      for (const std::string& name : podNames_) {
+        if (total[name] == 0) return false;
+      }
+      return true;
+    }, 5s);
     for (const std::string& name : podNames_) EXPECT_EQ(total[name], 1) << "pod " << name;
     EXPECT_EQ(total.size(), podNames_.size());
   }
