@@ -9,6 +9,7 @@
 
 #include "pkg/api/decode.h"
 #include "pkg/client/base64.h"
+#include "pkg/client/token_source.h"
 
 namespace berth::client {
 namespace {
@@ -390,6 +391,15 @@ std::string_view trimSpace(std::string_view s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+// A token file larger than any token is refused by name rather than sent as a header.
+Result<void> checkTokenSize(const std::string& token, const std::string& path) {
+  if (token.size() > kMaxTokenFileBytes) {
+    return util::invalidArgument("token file " + quote(path) + " is larger than " +
+                                 std::to_string(kMaxTokenFileBytes) + " bytes");
+  }
+  return {};
+}
+
 // --- Building the RestConfig from the chosen context ---------------------------------------------
 
 Result<void> applyCluster(const Cluster& c, std::string_view name, std::string_view path,
@@ -507,6 +517,9 @@ Result<void> applyUser(const User& u, std::string_view name, std::string_view pa
     if (!token.ok()) {
       return token.error();
     }
+    if (Result<void> size = checkTokenSize(*token, out.tokenFile); !size.ok()) {
+      return size.error().wrap(field);
+    }
     out.bearerToken = std::string(trimSpace(*token));
     if (out.bearerToken.empty()) {
       return util::invalidArgument(field + ": read empty token from file " + quote(out.tokenFile));
@@ -605,6 +618,9 @@ Result<RestConfig> inClusterConfig(const Env& getenv, const FileReader& read) {
   Result<std::string> token = read(tokenPath);
   if (!token.ok()) {
     return token.error().wrap("unable to load in-cluster configuration: reading " + tokenPath);
+  }
+  if (Result<void> size = checkTokenSize(*token, tokenPath); !size.ok()) {
+    return size.error().wrap("unable to load in-cluster configuration");
   }
   out.bearerToken = std::string(trimSpace(*token));
   out.tokenFile = tokenPath;

@@ -88,11 +88,12 @@ std::string header(const http::http_headers& headers, const std::string& name) {
 class HttpWatchStream final : public WatchStream {
  public:
   HttpWatchStream(http::http_response response, pplx::cancellation_token_source cts,
-                  std::stop_token stop)
+                  std::stop_token stop, size_t maxLineBytes)
       : response_(std::move(response)),
         body_(response_.body().streambuf()),
         cts_(cts),
-        onStop_(std::move(stop), [cts]() mutable { cts.cancel(); }) {}
+        onStop_(std::move(stop), [cts]() mutable { cts.cancel(); }),
+        maxLineBytes_(maxLineBytes) {}
 
   ~HttpWatchStream() override {
     // Close the connection, or cpprestsdk keeps reading the endless body into the buffer.
@@ -105,6 +106,9 @@ class HttpWatchStream final : public WatchStream {
       if (newline != std::string::npos) {
         const std::string_view line(pending_.data() + pos_, newline - pos_);
         pos_ = newline + 1;
+        if (line.size() > maxLineBytes_) {
+          return tooLong();
+        }
         if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
           continue;
         }
@@ -116,6 +120,9 @@ class HttpWatchStream final : public WatchStream {
       }
       pending_.erase(0, pos_);
       pos_ = 0;
+      if (pending_.size() > maxLineBytes_) {
+        return tooLong();  // checked before reading more, so the buffer stays bounded
+      }
       ApiResult<size_t> n = read();
       if (!n.ok()) {
         return n.error();
@@ -131,6 +138,10 @@ class HttpWatchStream final : public WatchStream {
   }
 
  private:
+  ApiFailure tooLong() const {
+    return badResponse("watch event longer than " + std::to_string(maxLineBytes_) + " bytes");
+  }
+
   // Appends what is available (at least one byte, waiting for it); 0 at the end of the body.
   ApiResult<size_t> read() {
     try {
@@ -159,6 +170,7 @@ class HttpWatchStream final : public WatchStream {
   pplx::cancellation_token_source cts_;
   std::stop_callback<std::function<void()>> onStop_;
   std::array<uint8_t, 64 * 1024> block_{};
+  const size_t maxLineBytes_;
   std::string pending_;
   size_t pos_ = 0;
 };
@@ -431,7 +443,8 @@ ApiResult<WatchStreamPtr> RestClient::watch(const Resource& resource, std::strin
   if (!resp.ok()) {
     return resp.error();
   }
-  return WatchStreamPtr(std::make_unique<HttpWatchStream>(*std::move(resp), cts, std::move(stop)));
+  return WatchStreamPtr(std::make_unique<HttpWatchStream>(*std::move(resp), cts, std::move(stop),
+                                                          impl_->options.maxWatchEventBytes));
 }
 
 ApiResult<json> RestClient::create(const Resource& resource, std::string_view ns,

@@ -70,6 +70,12 @@ struct RestOptions {
   // Inactivity timeout of watch streams; watches ask the server to end them before it (a watch
   // whose timeoutSeconds is 0 or too long is sent with this minus one minute).
   Duration watchIdleTimeout = std::chrono::minutes(12);
+  // The longest watch event line accepted; a longer one fails the stream as a malformed response
+  // (the reflector then relists), so a hostile or broken server cannot grow the buffer without
+  // bound. kube-apiserver refuses request bodies over 3 MiB (MaxRequestBodyBytes in
+  // k8s.io/apiserver/pkg/server/config.go) and etcd requests over 1.5 MiB, so no stored object's
+  // event comes near 16 MiB.
+  size_t maxWatchEventBytes = 16 * 1024 * 1024;
   RetryOptions retry;
   Duration tokenCheckInterval = std::chrono::seconds(5);
   SteadyClock clock = realClock();

@@ -6,7 +6,6 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "pkg/log/log.h"
@@ -22,6 +21,16 @@ std::string trimSpace(const std::string& s) {
   return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
 }
 
+int64_t mtimeNanos(const struct stat& st) {
+  return st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+}
+
+void warnIfWritableByOthers(const std::string& file, const struct stat& st) {
+  if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+    log::warning("The token file is writable by group or others", {{"file", file}});
+  }
+}
+
 }  // namespace
 
 TokenSource::TokenSource(std::string token, std::string file, Duration checkInterval,
@@ -34,7 +43,8 @@ TokenSource::TokenSource(std::string token, std::string file, Duration checkInte
   if (!file_.empty()) {
     struct stat st {};
     if (::stat(file_.c_str(), &st) == 0) {
-      seen_ = {st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+      seen_ = {st.st_ino, st.st_size, mtimeNanos(st)};
+      warnIfWritableByOthers(file_, st);
     }
     if (token_.empty()) {
       forceCheck_ = true;
@@ -58,21 +68,33 @@ std::string TokenSource::token() {
                  {{"file", file_}, {"err", std::strerror(errno)}});
     return token_;
   }
-  const FileId id{st.st_ino, st.st_size, st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec};
+  const FileId id{st.st_ino, st.st_size, mtimeNanos(st)};
   if (id == seen_ && !forceCheck_) {
     return token_;
   }
   forceCheck_ = false;
+  // One byte more than the limit tells a file that grew after the stat from one that fits.
+  std::string content(kMaxTokenFileBytes + 1, '\0');
   std::ifstream in(file_, std::ios::binary);
-  std::stringstream content;
-  content << in.rdbuf();
-  const std::string token = trimSpace(content.str());
-  if (!in || token.empty()) {
+  if (static_cast<size_t>(st.st_size) <= kMaxTokenFileBytes) {
+    in.read(content.data(), static_cast<std::streamsize>(content.size()));
+  }
+  const size_t bytes = static_cast<size_t>(in.gcount());
+  if (static_cast<size_t>(st.st_size) > kMaxTokenFileBytes || bytes > kMaxTokenFileBytes) {
+    seen_ = id;  // warned once per version of the file
+    log::warning("The token file is too large, keeping the current token",
+                 {{"file", file_}, {"limitBytes", kMaxTokenFileBytes}});
+    return token_;
+  }
+  content.resize(bytes);
+  const std::string token = trimSpace(content);
+  if (!in.eof() || token.empty()) {
     log::warning("Read an empty or unreadable token file, keeping the current token",
                  {{"file", file_}});
     return token_;
   }
   seen_ = id;
+  warnIfWritableByOthers(file_, st);
   if (token != token_) {
     log::info(2, "Reloaded the bearer token", {{"file", file_}});
     token_ = token;

@@ -4,7 +4,9 @@
 // client must pick up the new token; client-go re-reads the file periodically. Here the file's
 // identity (inode, size, mtime) is checked at most every `checkInterval`, and the token is re-read
 // when it changed or when the server answered 401 (invalidate()). A failed or empty read keeps the
-// previous token and is logged: the old token usually stays valid for a while.
+// previous token and is logged: the old token usually stays valid for a while. So does a file
+// larger than kMaxTokenFileBytes, which is never read whole; a file that group or others may
+// write is used but warned about, since whoever can write it chooses berth's identity.
 
 #include <mutex>
 #include <string>
@@ -13,6 +15,10 @@
 #include "pkg/client/backoff.h"
 
 namespace berth::client {
+
+// The largest token file read. Service-account tokens (JWTs) are about 1 KiB and OIDC ID tokens a
+// few KiB; anything near this is not a token, and reading it whole could exhaust memory.
+inline constexpr size_t kMaxTokenFileBytes = 64 * 1024;
 
 class TokenSource {
  public:

@@ -53,8 +53,9 @@ class ClientIntegration : public ::testing::Test {
     client_ = makeClient(server_->url());
   }
 
-  static client::RestClientPtr makeClient(const std::string& url, int maxRetries = 5,
-                                          client::Duration requestTimeout = 30s) {
+  static client::RestClientPtr makeClient(
+      const std::string& url, int maxRetries = 5, client::Duration requestTimeout = 30s,
+      size_t maxWatchEventBytes = client::RestOptions{}.maxWatchEventBytes) {
     client::RestConfig config;
     config.server = url;
     config.qps = -1;  // the tests measure the server, not the limiter
@@ -63,6 +64,7 @@ class ClientIntegration : public ::testing::Test {
     options.retry.backoff.initial = 10ms;
     options.retry.backoff.max = 100ms;
     options.requestTimeout = requestTimeout;
+    options.maxWatchEventBytes = maxWatchEventBytes;
     auto c = client::RestClient::create(config, options);
     EXPECT_TRUE(c.ok());
     return c.ok() ? *std::move(c) : nullptr;
@@ -292,6 +294,48 @@ TEST_F(ClientIntegration, InformerFollowsChangesAcrossEveryFault) {
   ASSERT_TRUE(store_->remove(Resource::Pods, "default", "p1").ok());
   ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("after-restart")).ok());
   ASSERT_TRUE(waitUntil([&] { return matches(*inf); }));
+  inf->stop();
+}
+
+json podWithAnnotation(const std::string& name, size_t bytes) {
+  json p = pod(name);
+  p["metadata"]["annotations"] = {{"example.com/blob", std::string(bytes, 'a')}};
+  return p;
+}
+
+TEST_F(ClientIntegration, AWatchEventOverTheLimitFailsTheStreamAndTheInformerRelists) {
+  constexpr size_t kLimit = 64 * 1024;
+  client_ = makeClient(server_->url(), 5, 30s, kLimit);
+  auto list = client_->list(client::kPods, "");
+  ASSERT_TRUE(list.ok()) << list.error().toString();
+  client::WatchOptions options;
+  options.resourceVersion = list->resourceVersion;
+  auto stream = client_->watch(client::kPods, "", options);
+  ASSERT_TRUE(stream.ok()) << stream.error().toString();
+  const json big = podWithAnnotation("big", 2 * kLimit);
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", podWithAnnotation("small", 1024)).ok());
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", big).ok());
+
+  auto small = (*stream)->next();
+  ASSERT_TRUE(small.ok()) << small.error().toString();
+  ASSERT_TRUE(small->has_value());
+  EXPECT_EQ((**small).object["metadata"]["name"], "small");
+  auto tooLong = (*stream)->next();
+  ASSERT_FALSE(tooLong.ok());
+  EXPECT_EQ(tooLong.error().kind, client::ApiFailure::Kind::BadResponse);
+  EXPECT_EQ(tooLong.error().toString(), "malformed response: watch event longer than 65536 bytes");
+  stream->reset();
+
+  // The informer treats it as a malformed stream and relists; a list is not held to the limit.
+  auto inf = podInformer();
+  inf->start();
+  ASSERT_TRUE(inf->waitForSync(kDeadline));
+  ASSERT_TRUE(waitUntil([&] { return watchingSinceLastList(); }));
+  const int lists = count("list");
+  const json big2 = podWithAnnotation("big-2", 2 * kLimit);
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", big2).ok());
+  ASSERT_TRUE(waitUntil([&] { return count("list") > lists && matches(*inf); }));
+  EXPECT_NE(inf->store().get("default/big-2"), nullptr);
   inf->stop();
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pkg/client/base64.h"
+#include "pkg/client/token_source.h"
 
 namespace berth::client {
 namespace {
@@ -50,6 +51,7 @@ FakeFiles standardFiles() {
               {"/home/u/.kube/token", "file-token\n"},
               {"/etc/kube/ca.crt", std::string(kCaPem)},
               {"/home/u/.kube/empty-token", " \n"},
+              {"/home/u/.kube/huge-token", std::string(kMaxTokenFileBytes + 1, 't')},
               {"/home/u/.kube/not-pem", "hello"}};
   return fs;
 }
@@ -432,6 +434,10 @@ TEST(Kubeconfig, ErrorsNameTheFileAndTheField) {
        util::ErrorCode::InvalidArgument,
        "kubeconfig /home/u/.kube/config: users[0].user.tokenFile: read empty token from file "
        "\"/home/u/.kube/empty-token\""},
+      {"token file larger than any token", kubeconfig(server, line("tokenFile", "huge-token")), "",
+       util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.tokenFile: token file "
+       "\"/home/u/.kube/huge-token\" is larger than 65536 bytes"},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
@@ -539,6 +545,17 @@ TEST(InCluster, FailsWithoutAToken) {
   EXPECT_EQ(cfg.error().message,
             "unable to load in-cluster configuration: reading "
             "/var/run/secrets/kubernetes.io/serviceaccount/token: no such file or directory");
+}
+
+TEST(InCluster, RefusesATokenFileLargerThanAnyToken) {
+  FakeEnv env{{{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}};
+  FakeFiles fs = serviceAccountFiles();
+  fs.files[std::string(kServiceAccountTokenPath)] = std::string(kMaxTokenFileBytes + 1, 'x');
+  const util::Result<RestConfig> cfg = inClusterConfig(env.env(), fs.reader());
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.error().message,
+            "unable to load in-cluster configuration: token file "
+            "\"/var/run/secrets/kubernetes.io/serviceaccount/token\" is larger than 65536 bytes");
 }
 
 TEST(InCluster, UnusableCAFallsBackToSystemRootsWithAWarning) {

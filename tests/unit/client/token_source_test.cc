@@ -1,10 +1,14 @@
 #include "pkg/client/token_source.h"
 
 #include <gtest/gtest.h>
+#include <spdlog/sinks/ostream_sink.h>
+#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <sstream>
 #include <string>
 
 namespace berth::client {
@@ -71,6 +75,36 @@ TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsEmptyOrGone) {
   write("back", 3);
   now_ += std::chrono::seconds(2);
   EXPECT_EQ(tokens.token(), "back");
+}
+
+TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsTooLarge) {
+  write("first", 1);
+  TokenSource tokens("first", path(), std::chrono::seconds(1), clock());
+  write(std::string(kMaxTokenFileBytes + 1, 'x'), 2);
+  now_ += std::chrono::seconds(2);
+  EXPECT_EQ(tokens.token(), "first");
+  // Exactly at the limit is still a token.
+  const std::string largest(kMaxTokenFileBytes, 'y');
+  write(largest, 3);
+  now_ += std::chrono::seconds(2);
+  EXPECT_EQ(tokens.token(), largest);
+}
+
+TEST_F(TokenSourceTest, WarnsWhenOthersMayWriteTheFile) {
+  std::ostringstream captured;
+  const auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  write("first", 1);
+  fs::permissions(path(), fs::perms::owner_read | fs::perms::owner_write);  // whatever the umask
+  TokenSource privateFile("first", path(), std::chrono::seconds(1), clock());
+  EXPECT_EQ(captured.str(), "");
+  fs::permissions(path(), fs::perms::group_write | fs::perms::others_write, fs::perm_options::add);
+  TokenSource sharedFile("first", path(), std::chrono::seconds(1), clock());
+  spdlog::set_default_logger(previous);
+  EXPECT_NE(captured.str().find("The token file is writable by group or others"), std::string::npos)
+      << captured.str();
+  EXPECT_NE(captured.str().find(path()), std::string::npos) << captured.str();
 }
 
 TEST_F(TokenSourceTest, AFixedTokenNeverChanges) {
