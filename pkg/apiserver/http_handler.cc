@@ -71,14 +71,16 @@ HttpResponse genericStatus(int code) {
   }
   status["details"] = json::object();
   status["code"] = code;
-  return HttpResponse{code, status.dump()};
+  return HttpResponse{code, toJsonText(status)};
 }
 
 HttpResponse notFound() { return genericStatus(404); }
 HttpResponse methodNotAllowed() { return genericStatus(405); }
 
 
-HttpResponse jsonResponse(int code, const json& body) { return HttpResponse{code, body.dump()}; }
+HttpResponse jsonResponse(int code, const json& body) {
+  return HttpResponse{code, toJsonText(body)};
+}
 
 // nlohmann's messages start with "[json.exception.parse_error.101] "; Go's do not.
 std::string parseErrorText(const std::exception& e) {
@@ -245,8 +247,12 @@ RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
   return info;
 }
 
+std::string toJsonText(const json& value) {
+  return value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 HttpResponse errorResponse(const ApiError& error) {
-  return HttpResponse{error.code, error.toStatus().dump()};
+  return HttpResponse{error.code, toJsonText(error.toStatus())};
 }
 
 json expiredEvent(std::string_view requested, std::string_view oldest) {

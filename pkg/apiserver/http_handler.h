@@ -65,6 +65,10 @@ struct HttpResponse {
   std::optional<WatchStream> watch{};  // set instead of body for a watch
 };
 
+// JSON text as kube-apiserver writes it: like Go's encoding/json, bytes that are not UTF-8 become
+// U+FFFD (a strict dump() would throw; a name or namespace in a request path may hold any byte).
+std::string toJsonText(const nlohmann::json& value);
+
 // The Status response for `error`.
 HttpResponse errorResponse(const ApiError& error);
 // The ERROR watch event kube-apiserver sends for a watch from a compacted resourceVersion.

@@ -89,7 +89,9 @@ void genericResponse(ApiFailure& f, std::string_view verb, std::string_view body
     default:
       if (f.code >= 500) {
         f.reason = "InternalError";
-        f.message = "an error on the server (" + json(server).dump() +
+        // A proxy's error page need not be UTF-8; a strict dump() would throw on it.
+        f.message = "an error on the server (" +
+                    json(server).dump(-1, ' ', false, json::error_handler_t::replace) +
                     ") has prevented the request from succeeding";
       }
   }

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pkg/log/log.h"
+#include "pkg/client/line_framer.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/token_source.h"
 
@@ -87,13 +88,13 @@ std::string header(const http::http_headers& headers, const std::string& name) {
 // A watch response body read in blocks and split into lines.
 class HttpWatchStream final : public WatchStream {
  public:
-  HttpWatchStream(http::http_response response, pplx::cancellation_token_source cts,
+  HttpWatchStream(http::http_response response, const pplx::cancellation_token_source& cts,
                   std::stop_token stop, size_t maxLineBytes)
       : response_(std::move(response)),
         body_(response_.body().streambuf()),
         cts_(cts),
         onStop_(std::move(stop), [cts]() mutable { cts.cancel(); }),
-        maxLineBytes_(maxLineBytes) {}
+        lines_(maxLineBytes) {}
 
   ~HttpWatchStream() override {
     // Close the connection, or cpprestsdk keeps reading the endless body into the buffer.
@@ -102,35 +103,24 @@ class HttpWatchStream final : public WatchStream {
 
   ApiResult<std::optional<WatchEvent>> next() override {
     while (true) {
-      const size_t newline = pending_.find('\n', pos_);
-      if (newline != std::string::npos) {
-        const std::string_view line(pending_.data() + pos_, newline - pos_);
-        pos_ = newline + 1;
-        if (line.size() > maxLineBytes_) {
-          return tooLong();
-        }
-        if (line.find_first_not_of(" \t\r") == std::string_view::npos) {
-          continue;
-        }
-        ApiResult<WatchEvent> event = decodeWatchEvent(line);
+      ApiResult<std::optional<std::string_view>> line = lines_.next();
+      if (!line.ok()) {
+        return line.error();
+      }
+      if (line->has_value()) {
+        ApiResult<WatchEvent> event = decodeWatchEvent(**line);
         if (!event.ok()) {
           return event.error();
         }
         return std::optional<WatchEvent>(*std::move(event));
-      }
-      pending_.erase(0, pos_);
-      pos_ = 0;
-      if (pending_.size() > maxLineBytes_) {
-        return tooLong();  // checked before reading more, so the buffer stays bounded
       }
       ApiResult<size_t> n = read();
       if (!n.ok()) {
         return n.error();
       }
       if (*n == 0) {
-        if (pending_.find_first_not_of(" \t\r\n") != std::string::npos) {
-          // The last line had no newline (the server was cut off mid-line).
-          return badResponse("watch stream ended inside an event");
+        if (ApiResult<void> end = lines_.finish(); !end.ok()) {
+          return end.error();
         }
         return std::optional<WatchEvent>();
       }
@@ -138,17 +128,13 @@ class HttpWatchStream final : public WatchStream {
   }
 
  private:
-  ApiFailure tooLong() const {
-    return badResponse("watch event longer than " + std::to_string(maxLineBytes_) + " bytes");
-  }
-
   // Appends what is available (at least one byte, waiting for it); 0 at the end of the body.
   ApiResult<size_t> read() {
     try {
       // getn() of more than is buffered waits for all of it; ask for what is there, or for 1.
       const size_t want = std::clamp<size_t>(body_.in_avail(), 1, block_.size());
       const size_t n = body_.getn(block_.data(), want).get();
-      pending_.append(reinterpret_cast<const char*>(block_.data()), n);
+      lines_.append(std::string_view(reinterpret_cast<const char*>(block_.data()), n));
       return n;
     } catch (const http::http_exception& e) {
       if (cts_.get_token().is_canceled()) {
@@ -170,9 +156,7 @@ class HttpWatchStream final : public WatchStream {
   pplx::cancellation_token_source cts_;
   std::stop_callback<std::function<void()>> onStop_;
   std::array<uint8_t, 64 * 1024> block_{};
-  const size_t maxLineBytes_;
-  std::string pending_;
-  size_t pos_ = 0;
+  LineFramer lines_;
 };
 
 // The answer of one attempt: the response (headers received) or why there is none.

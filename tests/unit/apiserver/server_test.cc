@@ -347,6 +347,23 @@ TEST_F(HttpServerTest, StreamsWatchEventsChunkedOnePerLine) {
   EXPECT_EQ(json::parse(*third)["object"]["metadata"]["name"], "a");
 }
 
+// Found by fuzz/apiserver_request_fuzz.cc: a namespace in the path that is not UTF-8 made the
+// created pod's JSON throw, which ended the process from the watch's connection thread. Go's
+// encoding/json writes such bytes as U+FFFD, and so does the server now.
+TEST_F(HttpServerTest, WritesBytesThatAreNotUtf8AsReplacementCharacters) {
+  TestClient watcher(server_->port());
+  ASSERT_EQ(watcher.openWatch("/api/v1/pods?watch=true"), 200);
+  Response created = call("POST", "/api/v1/namespaces/defau\xd9t/pods", pod("a"));
+  EXPECT_EQ(created.code, 201);
+  EXPECT_EQ(created.json()["metadata"]["namespace"], "defau\xef\xbf\xbdt");
+  auto added = watcher.nextLine();
+  ASSERT_TRUE(added);
+  EXPECT_EQ(json::parse(*added)["object"]["metadata"]["namespace"], "defau\xef\xbf\xbdt");
+  Response missing = call("GET", "/api/v1/namespaces/default/pods/\xff");
+  EXPECT_EQ(missing.code, 404);
+  EXPECT_EQ(missing.json()["message"], "pods \"\xef\xbf\xbd\" not found");
+}
+
 TEST_F(HttpServerTest, WatchesFromResourceVersionAndByName) {
   json a = call("POST", "/api/v1/namespaces/default/pods", pod("a")).json();
   ASSERT_EQ(call("POST", "/api/v1/namespaces/default/pods", pod("b")).code, 201);

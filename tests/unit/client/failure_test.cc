@@ -72,6 +72,15 @@ TEST(ApiFailure, DecodesStatusBodies) {
   }
 }
 
+// Found by fuzz/decode_fuzz.cc: a body that is not UTF-8 made the message's JSON quoting throw.
+TEST(ApiFailure, QuotesABodyThatIsNotUtf8) {
+  const ApiFailure f = decodeFailure(502, "GET", "<html>\xff\xfe Bad Gateway</html>");
+  EXPECT_EQ(f.reason, "InternalError");
+  EXPECT_EQ(f.message,
+            "an error on the server (\"<html>\xef\xbf\xbd\xef\xbf\xbd Bad Gateway</html>\") has "
+            "prevented the request from succeeding");
+}
+
 TEST(ApiFailure, KeepsDetails) {
   const ApiFailure f = decodeFailure(
       422, "POST",
