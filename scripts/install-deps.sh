@@ -10,6 +10,8 @@ packages=(
 if [ "${BERTH_DEPS:-all}" != build ]; then
   # Real clients for the fidelity tests, and promtool (package prometheus) to lint /metrics.
   packages+=(python3-kubernetes openssl prometheus)
+  # clang with its sanitizer and libFuzzer runtimes, and the static analysers (scripts/lint.sh).
+  packages+=(clang libclang-rt-14-dev clang-tidy cppcheck)
   # npm fetches kubectl/helm and the schema validator; a machine with Node.js from elsewhere has it.
   command -v npm >/dev/null 2>&1 || packages+=(npm)
 fi

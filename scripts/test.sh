@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The README's test command: installs dependencies, then builds and runs every test twice,
-# once optimised and once under AddressSanitizer + UndefinedBehaviorSanitizer.
+# The README's test command: installs dependencies, builds berth as the image does, then builds and
+# runs every test under AddressSanitizer + UndefinedBehaviorSanitizer (with a short run of each
+# fuzz target) and again under ThreadSanitizer, and runs the static analysers.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
@@ -8,23 +9,31 @@ scripts/install-tools.sh
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
 export LSAN_OPTIONS=suppressions=$PWD/tests/lsan.supp
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/tests/tsan.supp"
 
-# Unity builds (several sources per compiler run) and no debug info: CI compiles everything twice
-# on two cores, and this halves it.
-echo "== release build"
+# Every build is a unity build (several sources per compiler run): CI compiles three times on two
+# cores. The tests run in the sanitizer builds only, where they find more than optimised builds do.
+echo "== release build (g++ -O2): berth and the benchmarks"
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
-  -DCMAKE_UNITY_BUILD=ON
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+  -DCMAKE_UNITY_BUILD=ON -- --target berth berth_bench berth-perf berth-soak
 
 echo "== deploy/, the Helm chart and the Dockerfile"
 scripts/check-deploy.sh build/bin/berth
 
-echo "== asan+ubsan build"
-# -O0 keeps the second build short; the sanitizers do not need the optimiser.
-scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" -DBERTH_SANITIZE=ON \
-  -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
-ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
-
 echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run)"
 build/bin/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
+
+echo "== asan+ubsan build (clang -O0) with the fuzz targets"
+CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \
+  -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
+ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
+scripts/fuzz.sh 30 build-asan
+
+echo "== tsan build (clang -O1)"
+CXX=clang++ scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
+  -DBERTH_TSAN=ON -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
+ctest --test-dir build-tsan --output-on-failure -j"$(nproc)"
+
+echo "== static analysis"
+scripts/lint.sh
 echo "all tests passed"

@@ -7,10 +7,8 @@
 #include <openssl/evp.h>
 #include <sys/stat.h>
 
-#include <condition_variable>
 #include <fstream>
 #include <iostream>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <stop_token>
 
@@ -19,6 +17,7 @@
 #include "pkg/api/decode.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/log/log.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::cmd {
 namespace {
@@ -214,11 +213,7 @@ int apiserverCommand(const std::vector<std::string>& args) {
   log::info(0, "Serving the Kubernetes API",
             {{"url", url}, {"resourceVersion", store.resourceVersion()}});
 
-  std::mutex mu;
-  std::condition_variable_any cv;
-  std::unique_lock lock(mu);
-  cv.wait(lock, stop.get_token(), [] { return false; });
-  lock.unlock();
+  util::waitForStop(stop.get_token());
   log::info(0, "Shutting down the Kubernetes API server");
   (*server)->stop();
   return 0;

@@ -32,7 +32,8 @@ util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
     return client::loadKubeconfig(*text, kubeconfig, context, readFile);
   }
   auto getenv = [](const std::string& name) {
-    const char* value = std::getenv(name.c_str());
+    // Read at startup, before any thread starts; berth never sets variables.
+    const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
     return std::string(value ? value : "");
   };
   if (getenv("KUBERNETES_SERVICE_HOST").empty()) {

@@ -140,7 +140,7 @@ util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::str
     std::optional<std::string> value;
     if (auto eq = name.find('='); eq != std::string::npos) {
       value = name.substr(eq + 1);
-      name = name.substr(0, eq);
+      name.resize(eq);
     }
     auto it = flags_.find(name);
     if (it == flags_.end()) return util::invalidArgument("unknown flag: --" + name);

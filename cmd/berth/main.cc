@@ -119,7 +119,7 @@ int simulateCommand(const std::vector<std::string>& args) {
   return 0;
 }
 
-int main(std::vector<std::string> args) {
+int dispatch(std::vector<std::string> args) {
   if (args.empty()) {
     std::cout << kRootHelp;
     return 0;
@@ -135,7 +135,7 @@ int main(std::vector<std::string> args) {
       std::cout << kRootHelp;
       return 0;
     }
-    return main({rest.front(), "--help"});
+    return dispatch({rest.front(), "--help"});
   }
   if (command == "version" || command == "--version") return version();
   if (command == "simulate") return simulateCommand(rest);
@@ -155,10 +155,12 @@ int main(std::vector<std::string> args) {
 
 int main(int argc, char** argv) {
   try {
-    return berth::cmd::main(std::vector<std::string>(argv + 1, argv + argc));
+    return berth::cmd::dispatch(std::vector<std::string>(argv + 1, argv + argc));
   } catch (const std::exception& e) {
     // Reaching here is a bug: every module reports errors as values.
     std::cerr << "internal error: " << e.what() << "\n";
-    return 1;
+  } catch (...) {
+    std::cerr << "internal error: an exception of unknown type\n";
   }
+  return 1;
 }

@@ -753,7 +753,7 @@ std::string stringField(const json& obj, std::string_view key) {
 // typed list (PodList items from the API carry no kind of their own).
 util::Result<void> decodeInto(const json& obj, std::string_view where,
                               std::string_view default_kind, ObjectSet& out) {
-  auto located = [&](std::string message) {
+  auto located = [&](const std::string& message) {
     return util::invalidArgument(where.empty() ? message : std::string(where) + ": " + message);
   };
   if (!obj.is_object()) {

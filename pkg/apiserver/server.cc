@@ -152,7 +152,7 @@ util::Result<std::unique_ptr<Server>> Server::start(Store& store, ServerOptions 
     host = "[" + host + "]";
   }
   server->handler_ =
-      std::make_unique<HttpHandler>(store, host + ":" + std::to_string(server->port_));
+      std::make_unique<HttpHandler>(store, host + ":" + std::to_string(server->port()));
   server->acceptThread_ = std::thread([s = server.get()] { s->acceptLoop(); });
   server->bookmarkThread_ = std::thread([s = server.get()] { s->bookmarkLoop(); });
   return server;
@@ -180,7 +180,7 @@ util::Result<void> Server::listen() {
     return util::Error{util::ErrorCode::Unavailable, where + ": " + ec.message()};
   }
   port_ = acceptor.local_endpoint().port();
-  impl_->endpoint.port(port_);  // a restart listens on the same port
+  impl_->endpoint.port(port());  // a restart listens on the same port
   std::lock_guard lock(mu_);
   impl_->listenFd = acceptor.native_handle();
   if (resumeAt_) {
@@ -194,7 +194,7 @@ std::string Server::url() const {
   if (impl_->endpoint.address().is_v6()) {
     host = "[" + host + "]";
   }
-  return (options_.tls ? "https://" : "http://") + host + ":" + std::to_string(port_);
+  return (options_.tls ? "https://" : "http://") + host + ":" + std::to_string(port());
 }
 
 void Server::acceptLoop() {
@@ -347,7 +347,7 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
   };
   if (watch.error) {
     // One ERROR event, then the end of the stream.
-    if (ec || !writeLine(watch.error->dump() + "\n")) {
+    if (ec || !writeLine(toJsonText(*watch.error) + "\n")) {
       return false;
     }
     net::write(stream, http::make_chunk_last(), ec);
@@ -377,7 +377,7 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
     std::optional<WatchEvent> event = w->next(std::clamp(left, milliseconds(1), kWatchSlice));
     if (event) {
-      open = writeLine(event->toJson().dump() + "\n");
+      open = writeLine(toJsonText(event->toJson()) + "\n");
       continue;
     }
     if (w->closed()) {

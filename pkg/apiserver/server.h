@@ -138,7 +138,7 @@ class Server {
   std::unique_ptr<Impl> impl_;  // Asio and OpenSSL state, kept out of this header
   Store& store_;
   ServerOptions options_;
-  uint16_t port_ = 0;
+  std::atomic<uint16_t> port_ = 0;  // rewritten by the accept thread when it listens again
   std::unique_ptr<HttpHandler> handler_;
 
   std::atomic<bool> stopping_{false};

@@ -1029,7 +1029,7 @@ ApiResult<json> Store::patch(Resource resource, std::string_view ns, std::string
   }
   json object = std::move(*patched);
   // The patched object must decode as the resource again (jsonPatcher/smpPatcher decode it).
-  auto invalid = [&](std::string detail) {
+  auto invalid = [&](const std::string& detail) {
     const std::string value =
         type == PatchType::StrategicMerge ? goFormat(patch) : dumpJson(object);
     return invalidPatch(value, detail);
@@ -1158,7 +1158,8 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
   auto cur = t.objects.lower_bound(start);
   auto old = before.lower_bound(start);
   while (cur != t.objects.end() || old != before.end()) {
-    const bool current = old == before.end() || (cur != t.objects.end() && cur->first < old->first);
+    const bool current =
+        cur != t.objects.end() && (old == before.end() || cur->first < old->first);
     const Key& key = current ? cur->first : old->first;
     const json* object = current ? &cur->second : old->second;
     if (!listNs.empty() && key.first != listNs) {

@@ -43,12 +43,4 @@ void Backoff::reset() {
   started_ = false;
 }
 
-bool sleepFor(Duration d, std::stop_token stop) {
-  std::mutex mu;
-  std::condition_variable_any cv;
-  std::unique_lock<std::mutex> lock(mu);
-  cv.wait_for(lock, stop, d, [] { return false; });
-  return !stop.stop_requested();
-}
-
 }  // namespace berth::client

@@ -7,10 +7,10 @@
 // without a failure the base starts from `initial` again.
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <stop_token>
+
+#include "pkg/util/sleep.h"
 
 namespace berth::client {
 
@@ -51,9 +51,8 @@ class Backoff {
   bool started_ = false;
 };
 
-// Sleeps for `d` unless `stop` is requested first; false when stopped.
-bool sleepFor(Duration d, std::stop_token stop);
-// sleepFor, or a test's recorder.
+using util::sleepFor;
+// util::sleepFor, or a test's recorder.
 using Sleep = std::function<bool(Duration, std::stop_token)>;
 
 }  // namespace berth::client

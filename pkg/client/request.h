@@ -69,6 +69,8 @@ struct ObjectList {
 ApiResult<ObjectList> decodeList(nlohmann::json body);
 
 // One line of a watch stream: {"type":"ADDED","object":{...}}.
+// clang-tidy cannot see that nlohmann::json's move constructor never throws.
+// NOLINTNEXTLINE(bugprone-exception-escape)
 struct WatchEvent {
   enum class Type { Added, Modified, Deleted, Bookmark, Error };
   Type type = Type::Added;

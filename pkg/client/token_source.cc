@@ -4,8 +4,8 @@
 #include <sys/stat.h>
 
 #include <cerrno>
-#include <cstring>
 #include <fstream>
+#include <system_error>
 #include <utility>
 
 #include "pkg/log/log.h"
@@ -65,7 +65,7 @@ std::string TokenSource::token() {
   struct stat st {};
   if (::stat(file_.c_str(), &st) != 0) {
     log::warning("Cannot stat the token file, keeping the current token",
-                 {{"file", file_}, {"err", std::strerror(errno)}});
+                 {{"file", file_}, {"err", std::generic_category().message(errno)}});
     return token_;
   }
   const FileId id{st.st_ino, st.st_size, mtimeNanos(st)};

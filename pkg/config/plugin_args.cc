@@ -13,7 +13,7 @@ constexpr int32_t kMaxCustomPriorityScore = 10;  // upstream's shape score bound
 constexpr int64_t kMaxResourceWeight = 100;
 
 // apiVersion and kind may be given in args; they must name this plugin's args type.
-std::vector<Decoder::Field> typeMetaFields(Decoder& d, std::string kind) {
+std::vector<Decoder::Field> typeMetaFields(Decoder& d, const std::string& kind) {
   return {
       {"apiVersion",
        [&d](const Json& v, const std::string& p) {

@@ -105,6 +105,8 @@ class Recorder {
     api::Timestamp time;
   };
   using Key = std::tuple<std::string, std::string, std::string, ObjectReference>;
+  // clang-tidy cannot see that nlohmann::json's move constructor never throws.
+  // NOLINTNEXTLINE(bugprone-exception-escape)
   struct Cached {
     nlohmann::json event;  // as created (events.k8s.io/v1 or core/v1 form)
     int64_t count = 1;

@@ -24,6 +24,7 @@ std::string FitError::message() const {
       diagnosis.absentNodesStatus->forEachReason([&](std::string_view r) { count(r, absent); });
     }
     std::vector<std::string> parts;
+    parts.reserve(counts.size());
     for (const auto& [reason, n] : counts) parts.push_back(std::to_string(n) + " " + reason);
     // Upstream sorts the whole "count reason" strings, so "10 …" sorts before "2 …".
     std::sort(parts.begin(), parts.end());

@@ -4,9 +4,7 @@
 
 #include <algorithm>
 #include <climits>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <random>
 #include <stop_token>
 #include <thread>
@@ -14,6 +12,7 @@
 
 #include "pkg/api/decode.h"
 #include "pkg/log/log.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::leaderelection {
 
@@ -190,11 +189,7 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
     std::stop_source attempt;
     std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
     std::jthread watchdog([&attempt, left = deadline - start](std::stop_token done) {
-      std::mutex mu;
-      std::condition_variable_any cv;
-      std::unique_lock lock(mu);
-      cv.wait_for(lock, done, left, [] { return false; });
-      if (!done.stop_requested()) attempt.request_stop();
+      if (util::sleepFor(left, done)) attempt.request_stop();
     });
     const bool renewed = tryAcquireOrRenew(attempt.get_token());
     watchdog.request_stop();
@@ -214,13 +209,10 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
 }
 
 void LeaderElector::run(std::stop_token stop) {
-  std::mutex mu;
-  std::condition_variable_any cv;
   while (!stop.stop_requested()) {
     const util::Duration wait = step(stop);
     if (state() == State::Stopped) return;
-    std::unique_lock lock(mu);
-    cv.wait_for(lock, stop, wait, [] { return false; });
+    util::sleepFor(wait, stop);
   }
   shutdown();
 }

@@ -293,7 +293,8 @@ void appendDecimal(std::string& out, u128 nanos, Quantity::Format format) {
   exponent -= excess;
   appendUnsigned(out, mantissa);
 
-  if (format == Quantity::Format::DecimalSI && exponent >= -9 && exponent <= 18) {
+  // The exponent never falls below -9: it starts there and only rounds down to a multiple of 3.
+  if (format == Quantity::Format::DecimalSI && exponent <= 18) {
     static constexpr std::array<std::string_view, 10> kDecimalSuffixes = {"n", "u", "m", "",  "k",
                                                                           "M", "G", "T", "P", "E"};
     out += kDecimalSuffixes[static_cast<size_t>((exponent + 9) / 3)];

@@ -8,6 +8,7 @@
 #include "pkg/api/decode.h"
 #include "pkg/log/log.h"
 #include "pkg/plugins/registry.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::scheduler {
 namespace {
@@ -227,7 +228,7 @@ void Scheduler::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     std::optional<queue::QueuedPod> next = queue_->pop();
     if (!next) break;
-    scheduleOne(std::move(*next));
+    scheduleOne(*next);
   }
   timers.request_stop();
   // Finish the bindings in flight: their pods are assumed and their requests may be on the wire.
@@ -235,7 +236,7 @@ void Scheduler::run(std::stop_token stop) {
   poolCv_.wait(lock, [&] { return tasks_.empty() && running_ == 0; });
 }
 
-void Scheduler::scheduleOne(queue::QueuedPod queued) {
+void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
   const api::Pod& pod = queued.pod();
   Profile* profile = profileFor(pod);
   if (profile == nullptr || pod.metadata.deletionTimestamp || assigned(pod)) {
@@ -496,13 +497,8 @@ void Scheduler::binderLoop() {
 }
 
 void Scheduler::timerLoop(std::stop_token stop) {
-  std::mutex mu;
-  std::condition_variable_any cv;
   auto nextLeftover = clock_.monotonicNow() + queue::kUnschedulableFlushInterval;
-  std::unique_lock lock(mu);
-  while (!stop.stop_requested()) {
-    cv.wait_for(lock, stop, queue::kBackoffFlushInterval, [] { return false; });
-    if (stop.stop_requested()) break;
+  while (util::sleepFor(queue::kBackoffFlushInterval, stop)) {
     queue_->flushBackoffQCompleted();
     cache_.cleanupAssumedPods();
     if (clock_.monotonicNow() >= nextLeftover) {

@@ -105,7 +105,7 @@ class Scheduler {
 
   Scheduler(client::RestClient& client, SchedulerOptions options);
   void addEventHandlers();
-  void scheduleOne(queue::QueuedPod queued);
+  void scheduleOne(const queue::QueuedPod& queued);
   void bindingCycle(const std::shared_ptr<Attempt>& attempt);
   void confirmBound(const Attempt& attempt);
   // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:

@@ -16,33 +16,17 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/objects.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
 using apiserver::Resource;
 using test::eventually;
 using namespace std::chrono_literals;
-
-json node(const std::string& name, const std::string& cpu, json labels = json::object()) {
-  labels["kubernetes.io/hostname"] = name;
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", labels}}},
-          {"spec", json::object()},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
-}
-
-json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
-  json container = {{"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
-  json p = {{"apiVersion", "v1"}, {"kind", "Pod"}};
-  p["metadata"] = {{"name", name}, {"namespace", "default"}};
-  p["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
-  return p;
-}
 
 class Daemon : public testing::Test {
  protected:
@@ -110,21 +94,21 @@ class Daemon : public testing::Test {
 };
 
 TEST_F(Daemon, BindsPendingPodsWhereEveryFilterAllows) {
-  create(Resource::Nodes, node("small", "1", {{"zone", "a"}}));
-  create(Resource::Nodes, node("big", "8", {{"zone", "b"}}));
-  json tainted = node("gpu", "8", {{"pool", "gpu"}});
+  create(Resource::Nodes, nodeJson("small", "1", {{"zone", "a"}}));
+  create(Resource::Nodes, nodeJson("big", "8", {{"zone", "b"}}));
+  json tainted = nodeJson("gpu", "8", {{"pool", "gpu"}});
   tainted["spec"]["taints"] = {{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
   create(Resource::Nodes, tainted);
-  json cordoned = node("cordoned", "64");
+  json cordoned = nodeJson("cordoned", "64");
   cordoned["spec"]["unschedulable"] = true;
   create(Resource::Nodes, cordoned);
 
-  create(Resource::Pods, pod("needs-four", "4"));
-  json gpu = pod("trainer", "2");
+  create(Resource::Pods, podJson("needs-four", "4"));
+  json gpu = podJson("trainer", "2");
   gpu["spec"]["nodeSelector"] = {{"pool", "gpu"}};
   gpu["spec"]["tolerations"] = {{{"key", "gpu"}, {"operator", "Exists"}, {"effect", "NoSchedule"}}};
   create(Resource::Pods, gpu);
-  json zoned = pod("zoned", "500m");
+  json zoned = podJson("zoned", "500m");
   zoned["spec"]["affinity"]["nodeAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] = {
       {"nodeSelectorTerms",
        {{{"matchExpressions", {{{"key", "zone"}, {"operator", "In"}, {"values", {"a"}}}}}}}}};
@@ -141,13 +125,13 @@ TEST_F(Daemon, BindsPendingPodsWhereEveryFilterAllows) {
 }
 
 TEST_F(Daemon, CountsForeignPodsAndNeverWritesToThem) {
-  create(Resource::Nodes, node("only", "2"));
-  json pinned = pod("pinned", "1500m", "default-scheduler");
+  create(Resource::Nodes, nodeJson("only", "2"));
+  json pinned = podJson("pinned", "1500m", "default-scheduler");
   pinned["spec"]["nodeName"] = "only";
   create(Resource::Pods, pinned);
-  create(Resource::Pods, pod("theirs", "100m", "default-scheduler"));
-  create(Resource::Pods, pod("fits", "500m"));
-  create(Resource::Pods, pod("too-big", "1"));
+  create(Resource::Pods, podJson("theirs", "100m", "default-scheduler"));
+  create(Resource::Pods, podJson("fits", "500m"));
+  create(Resource::Pods, podJson("too-big", "1"));
   startBerth();
 
   ASSERT_TRUE(eventually([&] { return nodeOf("fits") == "only"; }));
@@ -169,9 +153,9 @@ TEST_F(Daemon, CountsForeignPodsAndNeverWritesToThem) {
 }
 
 TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
-  create(Resource::Nodes, node("n1", "2"));
-  create(Resource::Nodes, node("n2", "2"));
-  create(Resource::Pods, pod("huge", "16"));
+  create(Resource::Nodes, nodeJson("n1", "2"));
+  create(Resource::Nodes, nodeJson("n2", "2"));
+  create(Resource::Pods, podJson("huge", "16"));
   startBerth();
 
   const std::string expected = "0/2 nodes are available: 2 Insufficient cpu.";
@@ -197,7 +181,7 @@ TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
   };
   ASSERT_TRUE(eventually([&] { return failedEvent("FailedScheduling", expected); }));
 
-  create(Resource::Nodes, node("n3", "32"));
+  create(Resource::Nodes, nodeJson("n3", "32"));
   ASSERT_TRUE(eventually([&] { return nodeOf("huge") == "n3"; }, 20s));
   EXPECT_TRUE(eventually([&] {
     return failedEvent("Scheduled", "Successfully assigned default/huge to n3");
@@ -206,11 +190,11 @@ TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
 }
 
 TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
-  for (int i = 0; i < 4; ++i) create(Resource::Nodes, node("n" + std::to_string(i), "64"));
+  for (int i = 0; i < 4; ++i) create(Resource::Nodes, nodeJson("n" + std::to_string(i), "64"));
   startBerth();
   int created = 0;
   auto createBatch = [&](int n) {
-    for (int i = 0; i < n; ++i) create(Resource::Pods, pod("p" + std::to_string(created++), "100m"));
+    for (int i = 0; i < n; ++i) create(Resource::Pods, podJson("p" + std::to_string(created++), "100m"));
   };
   createBatch(10);
   ASSERT_TRUE(eventually([&] { return !nodeOf("p9").empty(); }));
@@ -227,7 +211,7 @@ TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
   // Someone else binds a pod while berth's binding is slowed down: berth must get a 409, read the
   // pod back and drop it, never bind it again.
   server_->delayBindings(300ms);
-  create(Resource::Pods, pod("contested", "100m"));
+  create(Resource::Pods, podJson("contested", "100m"));
   json binding = {{"apiVersion", "v1"}, {"kind", "Binding"},
                   {"metadata", {{"name", "contested"}, {"namespace", "default"}}},
                   {"target", {{"kind", "Node"}, {"name", "n3"}}}};
@@ -253,25 +237,25 @@ TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
 }
 
 TEST_F(Daemon, SkipsAMalformedPodAndSchedulesTheRest) {
-  create(Resource::Nodes, node("n1", "4"));
-  json bad = pod("bad-quantity", "a lot");
+  create(Resource::Nodes, nodeJson("n1", "4"));
+  json bad = podJson("bad-quantity", "a lot");
   auto created = store_.create(Resource::Pods, "default", bad);
-  create(Resource::Pods, pod("good", "1"));
+  create(Resource::Pods, podJson("good", "1"));
   startBerth();
   ASSERT_TRUE(eventually([&] { return nodeOf("good") == "n1"; }));
   if (created.ok()) {
     EXPECT_EQ(nodeOf("bad-quantity"), "");
   }
-  create(Resource::Pods, pod("later", "1"));
+  create(Resource::Pods, podJson("later", "1"));
   ASSERT_TRUE(eventually([&] { return nodeOf("later") == "n1"; }));
   EXPECT_EQ(stopBerth(), 0);
 }
 
 TEST_F(Daemon, ExitsCleanlyOnSigtermDuringABurst) {
-  for (int i = 0; i < 3; ++i) create(Resource::Nodes, node("n" + std::to_string(i), "1000"));
+  for (int i = 0; i < 3; ++i) create(Resource::Nodes, nodeJson("n" + std::to_string(i), "1000"));
   startBerth();
   ASSERT_TRUE(eventually([&] { return server_->activeWatches() >= 2; }));
-  for (int i = 0; i < 300; ++i) create(Resource::Pods, pod("burst-" + std::to_string(i), "10m"));
+  for (int i = 0; i < 300; ++i) create(Resource::Pods, podJson("burst-" + std::to_string(i), "10m"));
   ASSERT_TRUE(eventually([&] { return !bindings().empty(); }));
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(stopBerth(10s), 0);

@@ -17,34 +17,19 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
+#include "tests/support/objects.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
+using test::readFile;
 using apiserver::Resource;
 
-json node(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"spec", json::object()},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
-}
-
-json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
-  json container = {
-      {"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
-  json p = {{"apiVersion", "v1"}, {"kind", "Pod"}};
-  p["metadata"] = {{"name", name}, {"namespace", "default"}};
-  p["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
-  return p;
-}
-
 json boundPod(const std::string& name, const std::string& cpu, const std::string& nodeName) {
-  json p = pod(name, cpu, "default-scheduler");
+  json p = podJson(name, cpu, "default-scheduler");
   p["spec"]["nodeName"] = nodeName;
   p["status"]["phase"] = "Running";
   return p;
@@ -55,13 +40,6 @@ struct Outcome {
   std::string out;  // stdout
   std::string err;  // stderr
 };
-
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // The line of `text` that starts with `prefix`; empty when there is none.
 std::string lineStartingWith(const std::string& text, const std::string& prefix) {
@@ -147,12 +125,12 @@ class Explain : public testing::Test {
 
   // small (1 cpu), big (4 cpu, 3 of them taken by a bound pod), gpu (8 cpu, tainted), cordoned.
   void createNodesThatRejectBigPods() {
-    create(Resource::Nodes, node("small", "1"));
-    create(Resource::Nodes, node("big", "4"));
-    json gpu = node("gpu", "8");
+    create(Resource::Nodes, nodeJson("small", "1"));
+    create(Resource::Nodes, nodeJson("big", "4"));
+    json gpu = nodeJson("gpu", "8");
     gpu["spec"]["taints"] = {{{"key", "gpu"}, {"value", "true"}, {"effect", "NoSchedule"}}};
     create(Resource::Nodes, gpu);
-    json cordoned = node("cordoned", "64");
+    json cordoned = nodeJson("cordoned", "64");
     cordoned["spec"]["unschedulable"] = true;
     create(Resource::Nodes, cordoned);
     create(Resource::Pods, boundPod("busy", "3", "big"));
@@ -167,7 +145,7 @@ class Explain : public testing::Test {
 
 TEST_F(Explain, PodThatFitsNowhereNamesEachNodesRejectingPluginAndReason) {
   createNodesThatRejectBigPods();
-  create(Resource::Pods, pod("huge", "2"));
+  create(Resource::Pods, podJson("huge", "2"));
 
   Outcome r = explain("default/huge");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -193,13 +171,13 @@ TEST_F(Explain, PodThatFitsNowhereNamesEachNodesRejectingPluginAndReason) {
 
 TEST_F(Explain, PodThatFitsShowsChosenNodeAndPluginScores) {
   createNodesThatRejectBigPods();
-  create(Resource::Nodes, node("roomy", "16"));
-  create(Resource::Nodes, node("medium", "8"));
+  create(Resource::Nodes, nodeJson("roomy", "16"));
+  create(Resource::Nodes, nodeJson("medium", "8"));
   // Finished pods hold nothing, as in the daemon's cache: medium still has room.
   json done = boundPod("done", "8", "medium");
   done["status"]["phase"] = "Succeeded";
   create(Resource::Pods, done);
-  create(Resource::Pods, pod("web", "2"));
+  create(Resource::Pods, podJson("web", "2"));
 
   Outcome r = explain("default/web");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -230,9 +208,9 @@ TEST_F(Explain, PodThatFitsShowsChosenNodeAndPluginScores) {
 
 TEST_F(Explain, JsonIsSimulatesExplainOutputForTheSameCluster) {
   createNodesThatRejectBigPods();
-  create(Resource::Nodes, node("roomy", "16"));
-  create(Resource::Nodes, node("medium", "8"));
-  create(Resource::Pods, pod("web", "2"));
+  create(Resource::Nodes, nodeJson("roomy", "16"));
+  create(Resource::Nodes, nodeJson("medium", "8"));
+  create(Resource::Pods, podJson("web", "2"));
 
   Outcome r = explain("default/web --output json");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -266,7 +244,7 @@ TEST_F(Explain, JsonIsSimulatesExplainOutputForTheSameCluster) {
 
 TEST_F(Explain, PendingPodJsonCarriesFitErrorMessage) {
   createNodesThatRejectBigPods();
-  create(Resource::Pods, pod("huge", "2"));
+  create(Resource::Pods, podJson("huge", "2"));
 
   Outcome r = explain("default/huge --output=json");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -288,7 +266,7 @@ TEST_F(Explain, PendingPodJsonCarriesFitErrorMessage) {
 }
 
 TEST_F(Explain, MissingPodExitsNonZeroNamingIt) {
-  create(Resource::Nodes, node("small", "1"));
+  create(Resource::Nodes, nodeJson("small", "1"));
   Outcome r = explain("default/ghost");
   EXPECT_NE(r.exitCode, 0);
   EXPECT_NE(r.err.find("pods \"ghost\" not found in namespace \"default\""), std::string::npos)
@@ -297,8 +275,8 @@ TEST_F(Explain, MissingPodExitsNonZeroNamingIt) {
 }
 
 TEST_F(Explain, BoundPodIsReportedAsBoundNotRescheduled) {
-  create(Resource::Nodes, node("big", "4"));
-  json web = pod("web", "1");
+  create(Resource::Nodes, nodeJson("big", "4"));
+  json web = podJson("web", "1");
   web["spec"]["nodeName"] = "big";
   create(Resource::Pods, web);
 
@@ -328,8 +306,8 @@ TEST_F(Explain, ArgumentWithoutNamespaceIsAUsageError) {
 }
 
 TEST_F(Explain, PodOfAnotherSchedulerIsFlaggedThenExplainedWithTheFirstProfile) {
-  create(Resource::Nodes, node("small", "1"));
-  create(Resource::Pods, pod("theirs", "100m", "default-scheduler"));
+  create(Resource::Nodes, nodeJson("small", "1"));
+  create(Resource::Pods, podJson("theirs", "100m", "default-scheduler"));
 
   Outcome r = explain("default/theirs");
   ASSERT_EQ(r.exitCode, 0) << r.err;
@@ -367,9 +345,9 @@ profiles:
       scoringStrategy:
         type: MostAllocated
 )";
-  create(Resource::Nodes, node("roomy", "16"));
-  create(Resource::Nodes, node("medium", "8"));
-  create(Resource::Pods, pod("packed", "2", "berth-binpack"));
+  create(Resource::Nodes, nodeJson("roomy", "16"));
+  create(Resource::Nodes, nodeJson("medium", "8"));
+  create(Resource::Pods, podJson("packed", "2", "berth-binpack"));
 
   Outcome r = explain("default/packed --config " + config);
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
@@ -382,11 +360,11 @@ profiles:
 }
 
 TEST_F(Explain, MalformedNodeIsSkippedWithAWarningNamingIt) {
-  create(Resource::Nodes, node("small", "1"));
-  json broken = node("broken", "1");
+  create(Resource::Nodes, nodeJson("small", "1"));
+  json broken = nodeJson("broken", "1");
   broken["status"]["allocatable"]["cpu"] = "lots";
   create(Resource::Nodes, broken);
-  create(Resource::Pods, pod("web", "100m"));
+  create(Resource::Pods, podJson("web", "100m"));
 
   Outcome r = explain("default/web");
   ASSERT_EQ(r.exitCode, 0) << r.out << r.err;

@@ -30,11 +30,14 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/objects.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
 using apiserver::Resource;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
@@ -60,25 +63,6 @@ std::string hostname() {
 
 uint64_t resourceVersionOf(const json& object) {
   return std::stoull(object["metadata"].value("resourceVersion", "0"));
-}
-
-json node(const std::string& name) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"spec", json::object()},
-          {"status",
-           {{"allocatable", {{"cpu", "64"}, {"memory", "64Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", "64"}, {"memory", "64Gi"}, {"pods", "110"}}}}}};
-}
-
-json pod(const std::string& name) {
-  json container = {
-      {"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", "10m"}}}}}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", "berth"}, {"containers", json::array({container})}}}};
 }
 
 // A TCP relay in front of one API server that can stall the connections carrying some requests:
@@ -206,7 +190,7 @@ class LeaderElection : public testing::Test {
     ASSERT_TRUE(leases.ok()) << leases.error().message;
     leaseWatch_ = *leases;
     for (int i = 0; i < 3; ++i) {
-      auto created = store_.create(Resource::Nodes, "", node("n" + std::to_string(i)));
+      auto created = store_.create(Resource::Nodes, "", nodeJson("n" + std::to_string(i), "64"));
       ASSERT_TRUE(created.ok()) << created.error().message;
     }
   }
@@ -322,7 +306,7 @@ class LeaderElection : public testing::Test {
 
   void createPods(const std::string& prefix, int count) {
     for (int i = 0; i < count; ++i) {
-      auto r = store_.create(Resource::Pods, "default", pod(prefix + std::to_string(i)));
+      auto r = store_.create(Resource::Pods, "default", podJson(prefix + std::to_string(i), "10m"));
       ASSERT_TRUE(r.ok()) << r.error().message;
       podNames_.push_back(prefix + std::to_string(i));
     }

@@ -13,29 +13,16 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/objects.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
 using apiserver::Resource;
 using namespace std::chrono_literals;
-
-json node(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"spec", json::object()},
-          {"status", {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
-}
-
-json pod(const std::string& name, const std::string& cpu, const std::string& scheduler = "berth") {
-  json container = {{"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", scheduler}, {"containers", json::array({container})}}}};
-}
 
 // The value of the sample `series` (name{labels} exactly as exposed), or -1 when absent.
 double sample(const std::string& text, const std::string& series) {
@@ -126,12 +113,12 @@ class Operations : public testing::Test {
 };
 
 TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
-  create(Resource::Nodes, node("small", "2"));
-  create(Resource::Pods, pod("a", "1"));
-  create(Resource::Pods, pod("b", "500m"));
-  create(Resource::Pods, pod("huge", "8"));
+  create(Resource::Nodes, nodeJson("small", "2"));
+  create(Resource::Pods, podJson("a", "1"));
+  create(Resource::Pods, podJson("b", "500m"));
+  create(Resource::Pods, podJson("huge", "8"));
   // Bound by hand to a node that does not exist: stuck forever, which berth reports.
-  json typo = pod("typo", "100m", "default-scheduler");
+  json typo = podJson("typo", "100m", "default-scheduler");
   typo["spec"]["nodeName"] = "smal";
   create(Resource::Pods, typo);
   startBerth();
@@ -160,7 +147,7 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   EXPECT_GE(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"), 3);
 
   // A node where the huge pod fits: the NodeAdd event moves it, and it is bound.
-  create(Resource::Nodes, node("large", "16"));
+  create(Resource::Nodes, nodeJson("large", "16"));
   ASSERT_TRUE(test::eventually([&] { return nodeOf("huge") == "large"; }));
   ASSERT_TRUE(test::eventually([&] {
     text = scrape();
@@ -178,7 +165,7 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
 }
 
 TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
-  create(Resource::Nodes, node("n", "2"));
+  create(Resource::Nodes, nodeJson("n", "2"));
   startBerth();
   ASSERT_TRUE(test::eventually([&] {
     auto r = test::httpGet(port_, "/readyz");

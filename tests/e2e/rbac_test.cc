@@ -34,6 +34,8 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "pkg/util/result.h"
+#include "tests/support/berth_process.h"
+#include "tests/support/objects.h"
 
 extern char** environ;
 
@@ -41,9 +43,12 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
 using apiserver::RequestRecord;
 using apiserver::Resource;
 using namespace std::chrono_literals;
+using test::eventually;
 
 // --- kube-apiserver's RBAC authorizer, for the rules in a set of manifests -----------------------
 
@@ -337,7 +342,7 @@ std::string sourceDir() {
 #endif
 }
 
-util::Result<std::string> readFile(const std::string& path) {
+util::Result<std::string> readText(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
     return util::invalidArgument(path +
@@ -349,7 +354,7 @@ util::Result<std::string> readFile(const std::string& path) {
 }
 
 util::Result<std::vector<YAML::Node>> loadManifest(const std::string& relative) {
-  auto text = readFile(sourceDir() + "/" + relative);
+  auto text = readText(sourceDir() + "/" + relative);
   if (!text.ok()) return text.error();
   return loadDocuments(*text, relative);
 }
@@ -610,34 +615,6 @@ subjects: [{kind: ServiceAccount, name: sched, namespace: kube-system}]
 
 // --- berth end to end ---------------------------------------------------------------------------
 
-json node(const std::string& name, const std::string& cpu) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"spec", json::object()},
-          {"status",
-           {{"allocatable", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}},
-            {"capacity", {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}}}}}};
-}
-
-json pod(const std::string& name, const std::string& cpu, const std::string& scheduler) {
-  json container = {
-      {"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", scheduler}, {"containers", json::array({container})}}}};
-}
-
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit = 15s) {
-  auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(25ms);
-  }
-  return condition();
-}
-
 // One embedded API server and one berth daemon talking to it, run as deploy/ runs berth.
 class Cluster {
  public:
@@ -724,7 +701,7 @@ class Cluster {
   }
 
   std::string logTail() const {
-    auto text = readFile(log_);
+    auto text = readText(log_);
     if (!text.ok()) return "";
     return text->size() > 4000 ? "..." + text->substr(text->size() - 4000) : *text;
   }
@@ -835,10 +812,10 @@ class DeployRbac : public testing::Test {
   // the Lease of deploy/'s configuration and hands it back on SIGTERM.
   void runWithEventsV1(Cluster& c) {
     ASSERT_TRUE(c.startServer().ok());
-    ASSERT_TRUE(c.create(Resource::Nodes, node("n1", "2")).ok());
-    ASSERT_TRUE(c.create(Resource::Nodes, node("n2", "2")).ok());
-    ASSERT_TRUE(c.create(Resource::Pods, pod("fits", "500m", schedulerName())).ok());
-    ASSERT_TRUE(c.create(Resource::Pods, pod("huge", "16", schedulerName())).ok());
+    ASSERT_TRUE(c.create(Resource::Nodes, nodeJson("n1", "2")).ok());
+    ASSERT_TRUE(c.create(Resource::Nodes, nodeJson("n2", "2")).ok());
+    ASSERT_TRUE(c.create(Resource::Pods, podJson("fits", "500m", schedulerName())).ok());
+    ASSERT_TRUE(c.create(Resource::Pods, podJson("huge", "16", schedulerName())).ok());
     auto started = c.startBerth(deployment_);
     ASSERT_TRUE(started.ok()) << started.error().message;
 
@@ -855,7 +832,7 @@ class DeployRbac : public testing::Test {
     // Someone else binds "contested" while berth's Binding is held up: berth's answer is 409 and
     // it reads the pod back instead of binding again.
     c.server().delayBindings(1500ms);
-    ASSERT_TRUE(c.create(Resource::Pods, pod("contested", "100m", schedulerName())).ok());
+    ASSERT_TRUE(c.create(Resource::Pods, podJson("contested", "100m", schedulerName())).ok());
     std::this_thread::sleep_for(500ms);
     json binding = {{"apiVersion", "v1"},
                     {"kind", "Binding"},
@@ -886,8 +863,8 @@ class DeployRbac : public testing::Test {
   // discovery document is answered 404 for berth's first request, which is that discovery.
   void runWithCoreEventsOnly(Cluster& c) {
     ASSERT_TRUE(c.startServer().ok());
-    ASSERT_TRUE(c.create(Resource::Nodes, node("n1", "2")).ok());
-    ASSERT_TRUE(c.create(Resource::Pods, pod("huge", "16", schedulerName())).ok());
+    ASSERT_TRUE(c.create(Resource::Nodes, nodeJson("n1", "2")).ok());
+    ASSERT_TRUE(c.create(Resource::Pods, podJson("huge", "16", schedulerName())).ok());
     c.server().failNextRequests(1, 404);
     auto started = c.startBerth(deployment_);
     ASSERT_TRUE(started.ok()) << started.error().message;

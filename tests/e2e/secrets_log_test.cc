@@ -19,11 +19,14 @@
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
 #include "tests/support/certs.h"
+#include "tests/support/objects.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::nodeJson;
+using test::podJson;
 using apiserver::Resource;
 using test::eventually;
 using namespace std::chrono_literals;
@@ -31,23 +34,6 @@ using namespace std::chrono_literals;
 // Distinctive enough that a match in the log can only be a leak.
 constexpr const char* kToken = "berth-e2e-secret-token-3f9c1a7b5e2d4086";
 constexpr const char* kWrongToken = "berth-e2e-wrong-token-8d41b0c6e7f25a93";
-
-json node(const std::string& name) {
-  const json resources = {{"cpu", "4"}, {"memory", "16Gi"}, {"pods", "110"}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", {{"kubernetes.io/hostname", name}}}}},
-          {"spec", json::object()},
-          {"status", {{"allocatable", resources}, {"capacity", resources}}}};
-}
-
-json pod(const std::string& name) {
-  json container = {{"name", "app"}, {"image", "nginx"}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", "berth"}, {"containers", json::array({container})}}}};
-}
 
 // The base64 lines between a PEM block's BEGIN and END lines.
 std::vector<std::string> pemBodyLines(const std::string& pem) {
@@ -148,8 +134,8 @@ class SecretsInLogs : public testing::Test {
 };
 
 TEST_F(SecretsInLogs, TokenAndKeyNeverLoggedThroughRetriesAndRefusals) {
-  ASSERT_TRUE(store_.create(Resource::Nodes, "", node("n1")).ok());
-  ASSERT_TRUE(store_.create(Resource::Pods, "default", pod("first")).ok());
+  ASSERT_TRUE(store_.create(Resource::Nodes, "", nodeJson("n1")).ok());
+  ASSERT_TRUE(store_.create(Resource::Pods, "default", podJson("first")).ok());
   const std::string kubeconfig =
       writeKubeconfig("kubeconfig", {{"token", kToken},
                                      {"client-certificate", dir_ + "client.crt"},
@@ -162,10 +148,10 @@ TEST_F(SecretsInLogs, TokenAndKeyNeverLoggedThroughRetriesAndRefusals) {
 
   // A refused binding (403) and a 401, which makes the client re-read its credentials.
   server_->failNextRequests(1, 403);
-  ASSERT_TRUE(store_.create(Resource::Pods, "default", pod("second")).ok());
+  ASSERT_TRUE(store_.create(Resource::Pods, "default", podJson("second")).ok());
   ASSERT_TRUE(eventually([&] { return nodeOf("second") == "n1"; }));
   server_->failNextRequests(2, 401);
-  ASSERT_TRUE(store_.create(Resource::Pods, "default", pod("third")).ok());
+  ASSERT_TRUE(store_.create(Resource::Pods, "default", podJson("third")).ok());
   ASSERT_TRUE(eventually([&] { return nodeOf("third") == "n1"; }));
   EXPECT_EQ(berth_->terminate(), 0);
 

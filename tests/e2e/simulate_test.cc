@@ -11,16 +11,21 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "tests/support/objects.h"
+
+namespace berth {
 namespace {
 
-struct Outcome {
+using test::readFile;
+
+struct Output {
   int exitCode = -1;
   std::string out;  // stdout and stderr together
 };
 
-Outcome berth(const std::string& args) {
+Output runBerth(const std::string& args) {
   std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>&1";
-  Outcome r;
+  Output r;
   FILE* p = popen(cmd.c_str(), "r");
   if (p == nullptr) return r;
   std::array<char, 4096> buf{};
@@ -31,13 +36,6 @@ Outcome berth(const std::string& args) {
   return r;
 }
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string writeTemp(const std::string& name, const std::string& text) {
   std::string path = testing::TempDir() + name;
   std::ofstream(path) << text;
@@ -46,7 +44,7 @@ std::string writeTemp(const std::string& name, const std::string& text) {
 
 // Golden files are regenerated with: berth simulate ... > tests/testdata/simulate/<name>
 void expectGolden(const std::string& args, const std::string& golden) {
-  Outcome r = berth(args);
+  Output r = runBerth(args);
   ASSERT_EQ(r.exitCode, 0) << r.out;
   EXPECT_EQ(r.out, readFile("tests/testdata/simulate/" + golden)) << "berth " << args;
 }
@@ -61,7 +59,7 @@ TEST(Simulate, ExampleClusterExplainsEveryNodeAsGolden) {
 }
 
 TEST(Simulate, ReportsUpstreamFitErrorMessage) {
-  Outcome r = berth("simulate --cluster examples/cluster.yaml --output json");
+  Output r = runBerth("simulate --cluster examples/cluster.yaml --output json");
   ASSERT_EQ(r.exitCode, 0) << r.out;
   auto j = nlohmann::json::parse(r.out);
   bool found = false;
@@ -78,14 +76,14 @@ TEST(Simulate, ReportsUpstreamFitErrorMessage) {
 }
 
 TEST(Simulate, IgnoresOtherSchedulersUnlessAllPending) {
-  auto pods = [](const Outcome& r) {
+  auto pods = [](const Output& r) {
     std::string names;
     const auto j = nlohmann::json::parse(r.out);
     for (const auto& res : j["results"]) names += res["pod"].get<std::string>() + " ";
     return names;
   };
-  Outcome mine = berth("simulate --cluster examples/cluster.yaml --output json");
-  Outcome all = berth("simulate --cluster examples/cluster.yaml --output json --all-pending");
+  Output mine = runBerth("simulate --cluster examples/cluster.yaml --output json");
+  Output all = runBerth("simulate --cluster examples/cluster.yaml --output json --all-pending");
   ASSERT_EQ(mine.exitCode, 0) << mine.out;
   ASSERT_EQ(all.exitCode, 0) << all.out;
   EXPECT_EQ(pods(mine).find("default/other-scheduler"), std::string::npos);
@@ -93,8 +91,8 @@ TEST(Simulate, IgnoresOtherSchedulersUnlessAllPending) {
 }
 
 TEST(Simulate, SameSeedSameResult) {
-  Outcome a = berth("simulate --cluster examples/cluster.yaml --output json --seed 7");
-  Outcome b = berth("simulate --cluster examples/cluster.yaml --output json --seed 7");
+  Output a = runBerth("simulate --cluster examples/cluster.yaml --output json --seed 7");
+  Output b = runBerth("simulate --cluster examples/cluster.yaml --output json --seed 7");
   EXPECT_EQ(a.out, b.out);
 }
 
@@ -106,7 +104,7 @@ spec:
   schedulerName: berth
   containers: [{name: c, resources: {requests: {cpu: abc}}}]
 )");
-  Outcome r = berth("simulate --cluster " + path);
+  Output r = runBerth("simulate --cluster " + path);
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find(
                 "pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity \"abc\""),
@@ -115,7 +113,7 @@ spec:
 }
 
 TEST(Simulate, MissingFileExitsTwo) {
-  Outcome r = berth("simulate --cluster /nonexistent/cluster.yaml");
+  Output r = runBerth("simulate --cluster /nonexistent/cluster.yaml");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find("/nonexistent/cluster.yaml"), std::string::npos) << r.out;
 }
@@ -130,36 +128,37 @@ profiles:
       enabled:
       - name: NoSuchPlugin
 )");
-  Outcome r = berth("simulate --cluster examples/cluster.yaml --config " + path);
+  Output r = runBerth("simulate --cluster examples/cluster.yaml --config " + path);
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find("NoSuchPlugin"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("profiles[0].plugins.score.enabled[0]"), std::string::npos) << r.out;
 }
 
 TEST(Simulate, UnknownFlagExitsTwo) {
-  Outcome r = berth("simulate --cluster examples/cluster.yaml --bogus");
+  Output r = runBerth("simulate --cluster examples/cluster.yaml --bogus");
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find("unknown flag: --bogus"), std::string::npos) << r.out;
 }
 
 TEST(Simulate, AcceptsKubectlJsonList) {
-  Outcome r = berth("simulate --cluster tests/testdata/kubectl-list.json --all-pending --output json");
+  Output r = runBerth("simulate --cluster tests/testdata/kubectl-list.json --all-pending --output json");
   EXPECT_EQ(r.exitCode, 0) << r.out;
   EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
 }
 
 TEST(Cli, VersionAndHelp) {
-  Outcome v = berth("version");
+  Output v = runBerth("version");
   EXPECT_EQ(v.exitCode, 0);
   EXPECT_EQ(v.out.rfind("berth v", 0), 0u) << v.out;
-  Outcome h = berth("--help");
+  Output h = runBerth("--help");
   EXPECT_EQ(h.exitCode, 0);
   EXPECT_NE(h.out.find("simulate"), std::string::npos);
-  Outcome sh = berth("simulate --help");
+  Output sh = runBerth("simulate --help");
   EXPECT_EQ(sh.exitCode, 0);
   EXPECT_NE(sh.out.find("--cluster string"), std::string::npos) << sh.out;
-  Outcome bad = berth("frobnicate");
+  Output bad = runBerth("frobnicate");
   EXPECT_EQ(bad.exitCode, 2);
 }
 
 }  // namespace
+}  // namespace berth

@@ -72,6 +72,7 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
 template <typename T>
 std::vector<std::string> namesOf(const std::vector<const T*>& plugins) {
   std::vector<std::string> names;
+  names.reserve(plugins.size());
   for (const auto* p : plugins) names.emplace_back(p->name());
   return names;
 }
@@ -142,7 +143,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     }
   }
 
-  auto check = [&](util::Result<void> r) -> util::Result<void> {
+  auto check = [&](const util::Result<void>& r) -> util::Result<void> {
     if (!r.ok()) return r.error().wrap(prefix);
     return {};
   };

@@ -59,13 +59,6 @@ TEST(Backoff, DefaultRandomStaysInRange) {
   }
 }
 
-TEST(Backoff, SleepForReturnsFalseWhenStopped) {
-  std::stop_source stop;
-  stop.request_stop();
-  EXPECT_FALSE(sleepFor(std::chrono::hours(1), stop.get_token()));
-  EXPECT_TRUE(sleepFor(Duration::zero(), {}));
-}
-
 TEST(TokenBucket, AllowsABurstThenPacesAtQps) {
   FakeClock clock;
   TokenBucket bucket(50, 100, clock.fn());

@@ -1,12 +1,16 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
+#include <stop_token>
+#include <thread>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::util {
 namespace {
@@ -32,6 +36,23 @@ TEST(Parallelizer, RunsManyJobsBackToBack) {
     p.forEachChunk(200, [&](size_t begin, size_t end) { total += end - begin; });
   }
   EXPECT_EQ(total.load(), 500u * 200u);
+}
+
+TEST(SleepFor, ReturnsFalseAtOnceWhenStopped) {
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(sleepFor(std::chrono::hours(1), stop.get_token()));
+  EXPECT_TRUE(sleepFor(std::chrono::steady_clock::duration::zero(), {}));
+}
+
+TEST(WaitForStop, ReturnsWhenAnotherThreadStops) {
+  std::stop_source stop;
+  std::jthread stopper([&stop] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stop.request_stop();
+  });
+  waitForStop(stop.get_token());
+  EXPECT_TRUE(stop.stop_requested());
 }
 
 TEST(Result, HoldsValueOrError) {

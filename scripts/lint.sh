@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Static analysis of pkg/ and cmd/: cppcheck, then clang-tidy with the checked-in .clang-tidy.
+# Either one's finding fails the script.
+#   scripts/lint.sh [build-dir]    (default build-lint; only configured, never built)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dir=${1:-build-lint}
+
+echo "-- cppcheck"
+cppcheck --std=c++20 --language=c++ --enable=warning,performance,portability --inline-suppr \
+  --quiet -I . --suppress=missingIncludeSystem --error-exitcode=1 -j"$(nproc)" pkg cmd
+
+# clang-tidy parses every header a file includes (Boost, cpprestsdk, nlohmann): one unity source per
+# library parses them once per library instead of once per file, which takes the run from ~13 to a
+# few minutes on two cores.
+echo "-- clang-tidy"
+cmake -S . -B "$dir" -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=Debug \
+  -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=0 >/dev/null
+python3 - "$dir" <<'PY' | xargs -r -P"$(nproc)" -n1 clang-tidy -p "$dir" --quiet
+import json, sys
+root = sys.argv[1]
+for entry in json.load(open(f"{root}/compile_commands.json")):
+    f = entry["file"]
+    library = "/CMakeFiles/berth" in f and "_test.dir" not in f and "test_support" not in f
+    if library or "/pkg/" in f or "/cmd/" in f:
+        print(f)
+PY
+echo "lint clean"
