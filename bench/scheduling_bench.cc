@@ -2,7 +2,8 @@
 // goes through PreFilter, Filter on every node, PreScore and Score, and is assumed onto the chosen
 // node before the next pod, as the simulator and the daemon do. No I/O, no API server.
 //
-//   BM_SchedulePods/<nodes>/<pods>/<threads>   pods/s (items_per_second) and us_per_pod
+//   BM_SchedulePods/<nodes>/<pods>/<threads>/<replicas>   pods/s (items_per_second) and us_per_pod;
+//       replicas > 1: the pending pods come as ReplicaSets, each template repeated that many times
 //   BM_SimulateRun/<nodes>/<pods>/<threads>    the same via simulate::run (snapshot build included)
 //   BM_SchedulerMemory/<nodes>/<boundPerNode>  heap the scheduler adds per node and per bound pod
 
@@ -74,6 +75,16 @@ void BM_SchedulePods(benchmark::State& state) {
   const auto fw = makeFramework();
   const int32_t percentage = config::defaultConfiguration().percentageOfNodesToScore;
   util::Parallelizer parallelizer(static_cast<int>(state.range(2)));
+  // As ReplicaSets: consecutive pods share a template (they differ in name and uid only).
+  std::vector<api::PodPtr> pending = cluster.pending;
+  if (const auto replicas = static_cast<size_t>(state.range(3)); replicas > 1) {
+    for (size_t i = 0; i < pending.size(); ++i) {
+      auto replica = std::make_shared<api::Pod>(*cluster.pending[i - i % replicas]);
+      replica->metadata.name = cluster.pending[i]->metadata.name;
+      replica->metadata.uid = cluster.pending[i]->metadata.uid;
+      pending[i] = std::move(replica);
+    }
+  }
 
   // What copying the pending pods costs by itself: assuming a pod copies its api::Pod.
   int64_t podCopyBytes = 0;
@@ -96,7 +107,7 @@ void BM_SchedulePods(benchmark::State& state) {
     state.ResumeTiming();
 
     const auto start = Clock::now();
-    for (const auto& pod : cluster.pending) {
+    for (const auto& pod : pending) {
       const auto info = framework::makePodInfo(pod);
       framework::CycleState cycle;
       auto out = scheduler.schedulePod(*fw, cycle, *info, *snapshot);
@@ -140,6 +151,16 @@ void BM_SimulateRun(benchmark::State& state) {
   objects.pods.insert(objects.pods.end(), cluster.pending.begin(), cluster.pending.end());
   const config::Configuration config = config::defaultConfiguration();
   util::Parallelizer parallelizer(static_cast<int>(state.range(2)));
+  // As ReplicaSets: consecutive pods share a template (they differ in name and uid only).
+  std::vector<api::PodPtr> pending = cluster.pending;
+  if (const auto replicas = static_cast<size_t>(state.range(3)); replicas > 1) {
+    for (size_t i = 0; i < pending.size(); ++i) {
+      auto replica = std::make_shared<api::Pod>(*cluster.pending[i - i % replicas]);
+      replica->metadata.name = cluster.pending[i]->metadata.name;
+      replica->metadata.uid = cluster.pending[i]->metadata.uid;
+      pending[i] = std::move(replica);
+    }
+  }
   simulate::Options options;
 
   Clock::duration elapsed{};
@@ -207,9 +228,10 @@ void BM_SchedulerMemory(benchmark::State& state) {
 
 // Smoke (scripts/test.sh) runs BM_SchedulePods/500/ only; 5000/10000 is the target case.
 BENCHMARK(BM_SchedulePods)
-    ->ArgsProduct({{500}, {1000}, {1, 2}})
-    ->Args({5000, 10000, 1})
-    ->Args({5000, 10000, 2})
+    ->ArgsProduct({{500}, {1000}, {1, 2}, {1}})
+    ->Args({5000, 10000, 1, 1})
+    ->Args({5000, 10000, 2, 1})
+    ->Args({5000, 10000, 2, 100})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MeasureProcessCPUTime();

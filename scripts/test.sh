@@ -27,7 +27,7 @@ echo "== asan+ubsan build (clang -O0) with the fuzz targets"
 CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \
   -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
-scripts/fuzz.sh 30 build-asan
+scripts/fuzz.sh 20 build-asan
 
 echo "== tsan build (clang -O1)"
 CXX=clang++ scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \

@@ -15,6 +15,7 @@ namespace {
 constexpr size_t kMinFeasibleNodesToFind = 100;
 constexpr int32_t kMinFeasibleNodesPercentageToFind = 5;
 constexpr size_t kPrefetchDistance = 4;
+constexpr size_t kGenerationPrefetchDistance = 16;
 
 void prefetchNode(const framework::NodeInfo& node) {
   const char* p = reinterpret_cast<const char*>(&node);
@@ -25,10 +26,11 @@ void prefetchNode(const framework::NodeInfo& node) {
 }  // namespace
 
 GenericScheduler::GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
-                                   int32_t percentageOfNodesToScore)
+                                   int32_t percentageOfNodesToScore, bool reuseEquivalentResults)
     : parallelizer_(parallelizer),
       rng_(seed),
-      percentage_of_nodes_to_score_(percentageOfNodesToScore) {}
+      percentage_of_nodes_to_score_(percentageOfNodesToScore),
+      reuse_equivalent_results_(reuseEquivalentResults) {}
 
 size_t GenericScheduler::numFeasibleNodesToFind(int32_t percentage, size_t numAllNodes) {
   if (numAllNodes < kMinFeasibleNodesToFind || percentage >= 100) return numAllNodes;
@@ -99,8 +101,22 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     for (const auto& n : all) nodes.push_back(n.get());
   }
 
+  // Equivalent pods' results carry over only when every node is evaluated: a partial search depends
+  // on where the previous cycle stopped.
+  const bool everyNode =
+      !pre.nodeNames && fw.hasScorePlugins() &&
+      numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_),
+                             nodes.size()) >= nodes.size();
+  EquivalenceCache::Class* reused = nullptr;
+  if (reuse_equivalent_results_ && everyNode && EquivalenceCache::nodeLocal(fw)) {
+    reused = &equivalence_cache_.lookup(fw, EquivalenceCache::classKey(*pod), nodes.size());
+  }
+  std::vector<size_t> positions;
   Status filterError;
-  out.feasible = findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis, filterError);
+  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, positions,
+                                                          diagnosis, filterError)
+                        : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis,
+                                                   filterError);
   out.evaluatedNodes = static_cast<int>(out.feasible.size() + diagnosis.nodeToStatus.size());
   if (!filterError.isSuccess()) {
     out.status = std::move(filterError);
@@ -121,7 +137,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     return out;
   }
   started = std::chrono::steady_clock::now();
-  s = fw.runScorePlugins(state, pod, out.feasible, parallelizer_, out.scores);
+  s = reused ? scoreReusing(*reused, fw, state, pod, out.feasible, positions, out.scores)
+             : fw.runScorePlugins(state, pod, out.feasible, parallelizer_, out.scores);
   out.extensionPoints.push_back({"Score", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     out.status = std::move(s);
@@ -205,6 +222,107 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   for (auto p : plugins) diagnosis.unschedulablePlugins.emplace(p);
   if (numAllNodes > 0) next_start_node_index_ = (next_start_node_index_ + processed) % numAllNodes;
   return feasible;
+}
+
+std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFiltersReusing(
+    EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
+    const framework::CycleState& state, const framework::PodInfo& pod,
+    const std::vector<const framework::NodeInfo*>& nodes, std::vector<size_t>& positions,
+    framework::Diagnosis& diagnosis, Status& error) {
+  const size_t n = nodes.size();
+  std::vector<size_t> stale;
+  for (size_t i = 0; i < n; ++i) {
+    // Reading a generation is a cache miss per node; asking for nodes ahead overlaps the misses.
+    if (i + kGenerationPrefetchDistance < n) {
+      __builtin_prefetch(nodes[i + kGenerationPrefetchDistance]->generationAddress());
+    }
+    if (!results.fresh(i, *nodes[i])) stale.push_back(i);
+  }
+  const auto filters = fw.filtersToRun(state);
+  parallelizer_.forEachChunk(stale.size(), [&](size_t begin, size_t end) {
+    for (size_t j = begin; j < end; ++j) {
+      if (j + kPrefetchDistance < end) prefetchNode(*nodes[stale[j + kPrefetchDistance]]);
+      const framework::NodeInfo& node = *nodes[stale[j]];
+      EquivalenceCache::NodeResult& r = results.nodes[stale[j]];
+      r.filter = fw.runFilterPlugins(filters, state, pod, node);
+      // An error may not repeat: it is used by this cycle only.
+      const bool keep = r.filter.isSuccess() || r.filter.isRejected();
+      r.node = keep ? &node : nullptr;
+      r.generation = node.generation();
+      r.classId = results.id;
+      r.scored = false;
+    }
+  });
+
+  // Read in the uncached order (from the rotating start), so ties and diagnoses come out the same.
+  std::vector<const framework::NodeInfo*> feasible;
+  std::vector<std::string_view> plugins;
+  const size_t start = next_start_node_index_ % n;
+  for (size_t k = 0; k < n; ++k) {
+    const size_t i = (start + k) % n;
+    const Status& st = results.nodes[i].filter;
+    if (st.isSuccess()) {
+      feasible.push_back(nodes[i]);
+      positions.push_back(i);
+      continue;
+    }
+    if (!st.isRejected()) {
+      error = st;
+      return {};
+    }
+    if (std::find(plugins.begin(), plugins.end(), st.plugin()) == plugins.end()) {
+      plugins.push_back(st.plugin());
+    }
+    diagnosis.nodeToStatus.emplace_back(nodes[i]->name(), st);
+  }
+  for (auto p : plugins) diagnosis.unschedulablePlugins.emplace(p);
+  return feasible;
+}
+
+Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
+                                      const framework::runtime::Framework& fw,
+                                      const framework::CycleState& state,
+                                      const framework::PodInfo& pod,
+                                      const std::vector<const framework::NodeInfo*>& feasible,
+                                      const std::vector<size_t>& positions,
+                                      framework::runtime::ScoreTable& table) {
+  // Which plugins score this cycle (PreScore may skip some): raw scores are kept for that list.
+  framework::runtime::ScoreTable fresh;
+  Status s = fw.scoreNodes(state, pod, {}, parallelizer_, fresh);
+  if (!s.isSuccess()) return s;
+  const size_t plugins = fresh.plugins.size();
+  if (fresh.plugins != results.plugins) {
+    results.plugins = fresh.plugins;
+    results.scores.assign(results.nodes.size() * plugins, 0);
+    for (auto& r : results.nodes) r.scored = false;
+  }
+
+  std::vector<const framework::NodeInfo*> unscored;
+  std::vector<size_t> unscoredAt;
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    if (!results.nodes[positions[j]].scored) {
+      unscored.push_back(feasible[j]);
+      unscoredAt.push_back(positions[j]);
+    }
+  }
+  s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh);
+  if (!s.isSuccess()) return s;
+  for (size_t u = 0; u < unscored.size(); ++u) {
+    for (size_t k = 0; k < plugins; ++k) {
+      results.scores[unscoredAt[u] * plugins + k] = fresh.scores[k][u];
+    }
+    results.nodes[unscoredAt[u]].scored = true;
+  }
+
+  table.plugins = std::move(fresh.plugins);
+  table.weights = std::move(fresh.weights);
+  table.scores.assign(plugins, std::vector<int64_t>(feasible.size()));
+  for (size_t j = 0; j < feasible.size(); ++j) {
+    for (size_t k = 0; k < plugins; ++k) {
+      table.scores[k][j] = results.scores[positions[j] * plugins + k];
+    }
+  }
+  return fw.normalizeScores(state, pod, table);
 }
 
 size_t GenericScheduler::selectHost(const std::vector<int64_t>& totals) {

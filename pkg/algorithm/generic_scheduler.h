@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/algorithm/equivalence_cache.h"
 #include "pkg/framework/fit_error.h"
 #include "pkg/framework/runtime/framework.h"
 #include "pkg/framework/snapshot.h"
@@ -44,8 +45,10 @@ struct ScheduleOutcome {
 class GenericScheduler {
  public:
   // percentageOfNodesToScore: the configuration's global value (100 = all nodes, 0 = adaptive).
+  // reuseEquivalentResults: when every node is evaluated, keep each node's results for a class of
+  // equivalent pods (EquivalenceCache); the outcome is the same either way.
   GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
-                   int32_t percentageOfNodesToScore);
+                   int32_t percentageOfNodesToScore, bool reuseEquivalentResults = true);
 
   ScheduleOutcome schedulePod(const framework::runtime::Framework& fw,
                               framework::CycleState& state, const framework::PodInfo& pod,
@@ -59,12 +62,27 @@ class GenericScheduler {
       const framework::runtime::Framework& fw, const framework::CycleState& state,
       const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
       size_t numAllNodes, framework::Diagnosis& diagnosis, framework::Status& error);
+  // The same two steps from the class's results: only nodes changed since are evaluated again.
+  // `positions` receives each feasible node's index in `nodes` (the snapshot's list).
+  std::vector<const framework::NodeInfo*> findNodesThatPassFiltersReusing(
+      EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
+      const framework::CycleState& state, const framework::PodInfo& pod,
+      const std::vector<const framework::NodeInfo*>& nodes, std::vector<size_t>& positions,
+      framework::Diagnosis& diagnosis, framework::Status& error);
+  framework::Status scoreReusing(EquivalenceCache::Class& results,
+                                 const framework::runtime::Framework& fw,
+                                 const framework::CycleState& state, const framework::PodInfo& pod,
+                                 const std::vector<const framework::NodeInfo*>& feasible,
+                                 const std::vector<size_t>& positions,
+                                 framework::runtime::ScoreTable& table);
   size_t selectHost(const std::vector<int64_t>& totals);
 
   util::Parallelizer& parallelizer_;
   std::mt19937_64 rng_;
   int32_t percentage_of_nodes_to_score_;
   size_t next_start_node_index_ = 0;
+  bool reuse_equivalent_results_;
+  EquivalenceCache equivalence_cache_;
 };
 
 }  // namespace berth::algorithm

@@ -330,6 +330,14 @@ Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
 Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
                                   const std::vector<const NodeInfo*>& nodes,
                                   util::Parallelizer& parallelizer, ScoreTable& table) const {
+  Status s = scoreNodes(state, pod, nodes, parallelizer, table);
+  if (!s.isSuccess()) return s;
+  return normalizeScores(state, pod, table);
+}
+
+Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
+                             const std::vector<const NodeInfo*>& nodes,
+                             util::Parallelizer& parallelizer, ScoreTable& table) const {
   std::vector<size_t> active;
   for (size_t i = 0; i < score_.size(); ++i) {
     if (!state.scoreSkipped(score_[i]->name())) active.push_back(i);
@@ -337,7 +345,7 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
   table.plugins.clear();
   table.weights.clear();
   table.scores.assign(active.size(), std::vector<int64_t>(nodes.size(), 0));
-  table.totals.assign(nodes.size(), 0);
+  table.totals.clear();
   for (size_t i : active) {
     table.plugins.push_back(score_[i]->name());
     table.weights.push_back(score_weights_[i]);
@@ -364,10 +372,15 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
       }
     }
   });
-  if (!failed.isSuccess()) return failed;
+  return failed;
+}
 
-  for (size_t k = 0; k < active.size(); ++k) {
-    const ScorePlugin* p = score_[active[k]];
+Status Framework::normalizeScores(const CycleState& state, const PodInfo& pod,
+                                  ScoreTable& table) const {
+  const size_t nodes = table.scores.empty() ? 0 : table.scores.front().size();
+  table.totals.assign(nodes, 0);
+  for (size_t k = 0; k < table.scores.size(); ++k) {
+    const ScorePlugin* p = scorePlugin(table.plugins[k]);
     auto& row = table.scores[k];
     Status s = timed(state, *p, Point::NormalizeScore,
                      [&] { return p->normalizeScores(state, pod, row); });
@@ -387,6 +400,13 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
     }
   }
   return Status::success();
+}
+
+const ScorePlugin* Framework::scorePlugin(std::string_view name) const {
+  for (const auto* p : score_) {
+    if (p->name() == name) return p;
+  }
+  return nullptr;
 }
 
 Status Framework::runReservePluginsReserve(CycleState& state, const PodInfo& pod,

@@ -78,6 +78,12 @@ class Framework {
   Status runScorePlugins(const CycleState& state, const PodInfo& pod,
                          const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
                          ScoreTable& table) const;
+  // runScorePlugins in two steps, for callers that keep raw scores across cycles: the raw scores of
+  // `nodes` (table.totals left empty), then normalization, range checks and weighted totals.
+  Status scoreNodes(const CycleState& state, const PodInfo& pod,
+                    const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
+                    ScoreTable& table) const;
+  Status normalizeScores(const CycleState& state, const PodInfo& pod, ScoreTable& table) const;
   Status runReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                   const std::string& node) const;
   void runReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
@@ -96,6 +102,7 @@ class Framework {
  private:
   Framework() = default;
   // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
+  const ScorePlugin* scorePlugin(std::string_view name) const;
   template <typename Call>
   Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
 

@@ -308,6 +308,85 @@ TEST_F(GenericSchedulerTest, NumFeasibleNodesCountsOnlyTheNodesPreFilterLeft) {
   EXPECT_EQ(out.evaluatedNodes, 100);
 }
 
+// A cluster where Filter and Score disagree from node to node, and three pod templates interleaved as
+// concurrent ReplicaSets would be, some of which run out of room: the scheduler that reuses results
+// across equivalent pods must decide exactly as the one that evaluates every node every time, while
+// placements change nodes between pods and nodes are replaced (a taint added, a node cordoned).
+TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEveryNode) {
+  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+  auto nodeNumber = [](int i) {
+    auto n = MakeNode()
+                 .name("n" + std::to_string(i))
+                 .label("zone", i % 3 == 0 ? "a" : "b")
+                 .allocatable({{"cpu", std::to_string(2 << (i % 3))}, {"memory", "8Gi"},
+                               {"pods", "20"}});
+    if (i % 7 == 0) n.taint("gpu", "true", "NoSchedule");
+    if (i % 5 == 0) n.taint("spot", "true", "PreferNoSchedule");
+    if (i % 11 == 0) n.unschedulable();
+    return n;
+  };
+  std::vector<api::NodePtr> nodes;
+  for (int i = 0; i < 120; ++i) nodes.push_back(nodeNumber(i).obj());
+  auto reusedSnap = test::makeSnapshot(nodes);
+  auto freshSnap = test::makeSnapshot(nodes);
+  util::Parallelizer two(2);
+  GenericScheduler reusing(two, 9, 100, /*reuseEquivalentResults=*/true);
+  GenericScheduler evaluating(two, 9, 100, /*reuseEquivalentResults=*/false);
+
+  auto templateOf = [](int i) {
+    switch (i % 4) {
+      case 0:
+      case 1:
+        return MakePod().label("app", "web").req({{"cpu", "300m"}, {"memory", "256Mi"}});
+      case 2:
+        return MakePod()
+            .label("app", "gpu")
+            .req({{"cpu", "1"}})
+            .toleration("gpu", "Exists", "", "NoSchedule")
+            .nodeSelector({{"zone", "a"}});
+      default:
+        return MakePod()
+            .label("app", "batch")
+            .req({{"cpu", "1500m"}, {"memory", "1Gi"}})
+            .preferredNodeAffinity(10, "zone", api::NodeSelectorOperator::In, {"b"});
+    }
+  };
+  int placed = 0;
+  int unschedulable = 0;
+  for (int i = 0; i < 400; ++i) {
+    SCOPED_TRACE("pod " + std::to_string(i));
+    auto pod = templateOf(i).name("p" + std::to_string(i)).uid("u" + std::to_string(i)).obj();
+    auto a = schedule(reusing, *fw, reusedSnap, pod);
+    auto b = schedule(evaluating, *fw, freshSnap, pod);
+    ASSERT_EQ(a.status.code(), b.status.code()) << a.status.message();
+    ASSERT_EQ(a.node, b.node);
+    EXPECT_EQ(a.evaluatedNodes, b.evaluatedNodes);
+    EXPECT_EQ(a.scores.totals, b.scores.totals);
+    EXPECT_EQ(a.diagnosis.nodeToStatus.size(), b.diagnosis.nodeToStatus.size());
+    ASSERT_EQ(a.fitError.has_value(), b.fitError.has_value());
+    if (a.fitError) {
+      EXPECT_EQ(a.fitError->message(), b.fitError->message());
+      ++unschedulable;
+    }
+    if (!a.node.empty()) {
+      ++placed;
+      auto bound = std::make_shared<api::Pod>(*pod);
+      bound->spec.nodeName = a.node;
+      reusedSnap.get(a.node)->addPod(framework::makePodInfo(bound));
+      freshSnap.get(a.node)->addPod(framework::makePodInfo(bound));
+    }
+    if (i % 50 == 25) {
+      // A node changes under the cache: replaced by one with another taint and cordon state.
+      const int k = (i / 50) * 13 % 120;
+      auto changed = nodeNumber(k).taint("maintenance", "true", "NoSchedule").obj();
+      reusedSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(changed));
+      freshSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(changed));
+    }
+  }
+  EXPECT_GT(placed, 100);
+  EXPECT_GT(unschedulable, 10);
+}
+
 // A Filter plugin that fails with an internal error on one node.
 class BrokenFilter final : public framework::FilterPlugin {
  public:

@@ -1,0 +1,71 @@
+#pragma once
+// EquivalenceCache: what Filter and Score said about each node for a class of equivalent pods, so the
+// next pod of the class re-evaluates only the nodes that changed since. Pods of one ReplicaSet or Job
+// differ only in name and identity; every plugin berth ships reads the pod's spec, namespace and
+// labels and the one node it is given, nothing else. So on a node whose NodeInfo generation has not
+// moved, an equivalent pod gets the same Filter status and the same raw Score: at 5,000 nodes a cycle
+// of a pod whose predecessor was just placed evaluates one node instead of 5,000. Normalization and
+// host selection still run over every feasible node, so the outcome is exactly the uncached one.
+// (kube-scheduler had an "equivalence class cache" of this kind until v1.12; it was dropped with the
+// move to the framework, whose plugins may read the whole cluster. berth's may not: see nodeLocal().)
+//
+// Used by one scheduling thread; holds no locks.
+
+#include <cstdint>
+#include <list>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/framework/node_info.h"
+#include "pkg/framework/runtime/framework.h"
+#include "pkg/framework/status.h"
+
+namespace berth::algorithm {
+
+class EquivalenceCache {
+ public:
+  // What is kept for one node, at the node's position in the snapshot's list.
+  struct NodeResult {
+    const framework::NodeInfo* node = nullptr;  // compared only, never read: the entry's identity
+    int64_t generation = -1;
+    uint64_t classId = 0;  // the class the entry was written for (a Class's storage is recycled)
+    framework::Status filter;
+    bool scored = false;  // raw scores below are valid (only feasible nodes that were scored)
+  };
+
+  // Everything known for one (profile, pod class).
+  struct Class {
+    uint64_t id = 0;
+    const framework::runtime::Framework* framework = nullptr;
+    std::string key;
+    std::vector<NodeResult> nodes;
+    std::vector<std::string_view> plugins;  // the score plugins the raw scores are for, in order
+    std::vector<int64_t> scores;            // raw scores, [node * plugins.size() + plugin]
+
+    bool fresh(size_t i, const framework::NodeInfo& info) const {
+      return nodes[i].node == &info && nodes[i].generation == info.generation() &&
+             nodes[i].classId == id;
+    }
+  };
+
+  // The pods of one class: equal namespace, labels and spec; name, uid, annotations, owner and
+  // status do not matter to any plugin berth ships.
+  static std::string classKey(const api::Pod& pod);
+
+  // Whether every plugin of the profile judges a node from the pod and that node alone. Profiles with
+  // other plugins (test fakes, say) are never cached.
+  static bool nodeLocal(const framework::runtime::Framework& fw);
+
+  // The class's results, sized for `numNodes` (entries past the end dropped, new ones stale). Keeps
+  // the most recently used classes only.
+  Class& lookup(const framework::runtime::Framework& fw, std::string key, size_t numNodes);
+
+ private:
+  static constexpr size_t kClasses = 4;
+  std::list<Class> classes_;  // most recently used first
+  uint64_t next_id_ = 1;
+};
+
+}  // namespace berth::algorithm
