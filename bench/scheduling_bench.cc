@@ -151,16 +151,6 @@ void BM_SimulateRun(benchmark::State& state) {
   objects.pods.insert(objects.pods.end(), cluster.pending.begin(), cluster.pending.end());
   const config::Configuration config = config::defaultConfiguration();
   util::Parallelizer parallelizer(static_cast<int>(state.range(2)));
-  // As ReplicaSets: consecutive pods share a template (they differ in name and uid only).
-  std::vector<api::PodPtr> pending = cluster.pending;
-  if (const auto replicas = static_cast<size_t>(state.range(3)); replicas > 1) {
-    for (size_t i = 0; i < pending.size(); ++i) {
-      auto replica = std::make_shared<api::Pod>(*cluster.pending[i - i % replicas]);
-      replica->metadata.name = cluster.pending[i]->metadata.name;
-      replica->metadata.uid = cluster.pending[i]->metadata.uid;
-      pending[i] = std::move(replica);
-    }
-  }
   simulate::Options options;
 
   Clock::duration elapsed{};
