@@ -18,6 +18,9 @@ std::string EquivalenceCache::classKey(const api::Pod& pod) {
 }
 
 bool EquivalenceCache::nodeLocal(const framework::runtime::Framework& fw) {
+  for (const auto& [known, local] : node_local_) {
+    if (known == &fw) return local;
+  }
   // The plugins that read only the pod and the NodeInfo they are given (and, for normalization, the
   // scores of this cycle). A plugin like InterPodAffinity, which looks at other nodes' pods, must not
   // be added here.
@@ -28,12 +31,14 @@ bool EquivalenceCache::nodeLocal(const framework::runtime::Framework& fw) {
       plugins::names::kNodeResourcesFit,  plugins::names::kNodeResourcesBalancedAllocation,
       plugins::names::kDefaultBinder,
   };
+  bool local = true;
   for (const auto& [point, names] : fw.pluginsByExtensionPoint()) {
     for (const auto& name : names) {
-      if (std::find(kNodeLocal.begin(), kNodeLocal.end(), name) == kNodeLocal.end()) return false;
+      local = local && std::find(kNodeLocal.begin(), kNodeLocal.end(), name) != kNodeLocal.end();
     }
   }
-  return true;
+  node_local_.emplace_back(&fw, local);
+  return local;
 }
 
 EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Framework& fw,

@@ -15,6 +15,7 @@
 #include <list>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pkg/api/types.h"
@@ -55,8 +56,9 @@ class EquivalenceCache {
   static std::string classKey(const api::Pod& pod);
 
   // Whether every plugin of the profile judges a node from the pod and that node alone. Profiles with
-  // other plugins (test fakes, say) are never cached.
-  static bool nodeLocal(const framework::runtime::Framework& fw);
+  // other plugins (test fakes, say) are never cached. Remembered per profile: a profile's plugins are
+  // fixed when it is built, and it outlives the scheduler that runs it.
+  bool nodeLocal(const framework::runtime::Framework& fw);
 
   // The class's results, sized for `numNodes` (entries past the end dropped, new ones stale). Keeps
   // the most recently used classes only.
@@ -65,6 +67,7 @@ class EquivalenceCache {
  private:
   static constexpr size_t kClasses = 4;
   std::list<Class> classes_;  // most recently used first
+  std::vector<std::pair<const framework::runtime::Framework*, bool>> node_local_;
   uint64_t next_id_ = 1;
 };
 

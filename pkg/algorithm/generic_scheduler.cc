@@ -108,7 +108,7 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
       numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_),
                              nodes.size()) >= nodes.size();
   EquivalenceCache::Class* reused = nullptr;
-  if (reuse_equivalent_results_ && everyNode && EquivalenceCache::nodeLocal(fw)) {
+  if (reuse_equivalent_results_ && everyNode && equivalence_cache_.nodeLocal(fw)) {
     reused = &equivalence_cache_.lookup(fw, EquivalenceCache::classKey(*pod), nodes.size());
   }
   std::vector<size_t> positions;
@@ -286,13 +286,11 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
                                       const std::vector<const framework::NodeInfo*>& feasible,
                                       const std::vector<size_t>& positions,
                                       framework::runtime::ScoreTable& table) {
-  // Which plugins score this cycle (PreScore may skip some): raw scores are kept for that list.
-  framework::runtime::ScoreTable fresh;
-  Status s = fw.scoreNodes(state, pod, {}, parallelizer_, fresh);
-  if (!s.isSuccess()) return s;
-  const size_t plugins = fresh.plugins.size();
-  if (fresh.plugins != results.plugins) {
-    results.plugins = fresh.plugins;
+  // Raw scores are kept for the plugins that score this cycle (PreScore may skip some).
+  std::vector<std::string_view> active = fw.activeScorePluginNames(state);
+  const size_t plugins = active.size();
+  if (active != results.plugins) {
+    results.plugins = std::move(active);
     results.scores.assign(results.nodes.size() * plugins, 0);
     for (auto& r : results.nodes) r.scored = false;
   }
@@ -305,7 +303,8 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
       unscoredAt.push_back(positions[j]);
     }
   }
-  s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh);
+  framework::runtime::ScoreTable fresh;
+  Status s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh);
   if (!s.isSuccess()) return s;
   for (size_t u = 0; u < unscored.size(); ++u) {
     for (size_t k = 0; k < plugins; ++k) {
@@ -317,6 +316,7 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
   table.plugins = std::move(fresh.plugins);
   table.weights = std::move(fresh.weights);
   table.scores.assign(plugins, std::vector<int64_t>(feasible.size()));
+  table.totals.assign(feasible.size(), 0);
   for (size_t j = 0; j < feasible.size(); ++j) {
     for (size_t k = 0; k < plugins; ++k) {
       table.scores[k][j] = results.scores[positions[j] * plugins + k];

@@ -338,14 +338,12 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
 Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
                              const std::vector<const NodeInfo*>& nodes,
                              util::Parallelizer& parallelizer, ScoreTable& table) const {
-  std::vector<size_t> active;
-  for (size_t i = 0; i < score_.size(); ++i) {
-    if (!state.scoreSkipped(score_[i]->name())) active.push_back(i);
-  }
+  const std::vector<size_t> active = activeScorePlugins(state);
   table.plugins.clear();
   table.weights.clear();
   table.scores.assign(active.size(), std::vector<int64_t>(nodes.size(), 0));
-  table.totals.clear();
+  // Sized here so that a cycle whose PreScore skipped every plugin still has a (zero) total per node.
+  table.totals.assign(nodes.size(), 0);
   for (size_t i : active) {
     table.plugins.push_back(score_[i]->name());
     table.weights.push_back(score_weights_[i]);
@@ -377,8 +375,7 @@ Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
 
 Status Framework::normalizeScores(const CycleState& state, const PodInfo& pod,
                                   ScoreTable& table) const {
-  const size_t nodes = table.scores.empty() ? 0 : table.scores.front().size();
-  table.totals.assign(nodes, 0);
+  std::fill(table.totals.begin(), table.totals.end(), 0);
   for (size_t k = 0; k < table.scores.size(); ++k) {
     const ScorePlugin* p = scorePlugin(table.plugins[k]);
     auto& row = table.scores[k];
@@ -400,6 +397,20 @@ Status Framework::normalizeScores(const CycleState& state, const PodInfo& pod,
     }
   }
   return Status::success();
+}
+
+std::vector<size_t> Framework::activeScorePlugins(const CycleState& state) const {
+  std::vector<size_t> active;
+  for (size_t i = 0; i < score_.size(); ++i) {
+    if (!state.scoreSkipped(score_[i]->name())) active.push_back(i);
+  }
+  return active;
+}
+
+std::vector<std::string_view> Framework::activeScorePluginNames(const CycleState& state) const {
+  std::vector<std::string_view> names;
+  for (size_t i : activeScorePlugins(state)) names.push_back(score_[i]->name());
+  return names;
 }
 
 const ScorePlugin* Framework::scorePlugin(std::string_view name) const {

@@ -79,7 +79,7 @@ class Framework {
                          const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
                          ScoreTable& table) const;
   // runScorePlugins in two steps, for callers that keep raw scores across cycles: the raw scores of
-  // `nodes` (table.totals left empty), then normalization, range checks and weighted totals.
+  // `nodes` (table.totals sized, zero), then normalization, range checks and weighted totals.
   Status scoreNodes(const CycleState& state, const PodInfo& pod,
                     const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
                     ScoreTable& table) const;
@@ -91,6 +91,8 @@ class Framework {
   Status runBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
 
   bool hasScorePlugins() const { return !score_.empty(); }
+  // The Score plugins this cycle runs (PreScore may skip some), in order: scoreNodes' table.plugins.
+  std::vector<std::string_view> activeScorePluginNames(const CycleState& state) const;
   bool hasPostFilterPlugins() const { return !post_filter_.empty(); }
 
   // Plugin names per extension point, in run order (for logs, explain and tests).
@@ -103,6 +105,7 @@ class Framework {
   Framework() = default;
   // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
   const ScorePlugin* scorePlugin(std::string_view name) const;
+  std::vector<size_t> activeScorePlugins(const CycleState& state) const;
   template <typename Call>
   Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
 

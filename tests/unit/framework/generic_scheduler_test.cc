@@ -132,6 +132,24 @@ TEST_F(GenericSchedulerTest, HighestTotalWins) {
   }
 }
 
+TEST_F(GenericSchedulerTest, ScoresSkippedByPreScoreLeaveAZeroTotalPerNode) {
+  // NodeAffinity's PreScore skips its Score for a pod without preferred terms: no plugin scores, every
+  // node ties at 0 and one is still chosen, whether results of equivalent pods are reused or not.
+  auto fw = test::mustMakeFramework(profileWith({plugin("NodeAffinity", 2)}));
+  auto snap = test::makeSnapshot(plainNodes(3).nodes);
+  for (bool reuse : {false, true}) {
+    SCOPED_TRACE(reuse ? "reusing" : "evaluating every pod");
+    GenericScheduler sched(par_, 7, 100, reuse);
+    for (int i = 0; i < 3; ++i) {
+      auto out = schedule(sched, *fw, snap, MakePod().name("p" + std::to_string(i)).obj());
+      ASSERT_TRUE(out.status.isSuccess()) << out.status.message();
+      EXPECT_TRUE(out.scores.plugins.empty());
+      EXPECT_EQ(out.scores.totals, (std::vector<int64_t>{0, 0, 0}));
+      EXPECT_FALSE(out.node.empty());
+    }
+  }
+}
+
 TEST_F(GenericSchedulerTest, SingleFeasibleNodeSkipsScoring) {
   auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
   auto cluster = plainNodes(3);
