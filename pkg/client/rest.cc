@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pkg/log/log.h"
+#include "pkg/client/http_transport.h"
 #include "pkg/client/line_framer.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/token_source.h"
@@ -39,7 +40,6 @@ struct Request {
   std::optional<std::string> body;
   std::string contentType;
   bool idempotent = false;
-  bool watch = false;
 };
 
 // A connection error's text; TLS errors carry the packed OpenSSL code, which std::error_code
@@ -58,8 +58,9 @@ std::string describe(const http::http_exception& e) {
 util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig& config) {
   boost::system::error_code ec;
   if (!config.caPem.empty()) {
-    // cpprestsdk calls set_default_verify_paths() before this callback: start from an empty store
-    // so that only the kubeconfig's CA is trusted.
+    // Both transports load the system's roots first (cpprestsdk calls set_default_verify_paths()
+    // before this callback): start from an empty store so that only the kubeconfig's CA is
+    // trusted.
     SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
     ctx.add_certificate_authority(boost::asio::buffer(config.caPem), ec);
     if (ec) {
@@ -159,8 +160,20 @@ class HttpWatchStream final : public WatchStream {
   LineFramer lines_;
 };
 
-// The answer of one attempt: the response (headers received) or why there is none.
+// The answer of one watch attempt: the response (headers received) or why there is none.
 using Response = ApiResult<http::http_response>;
+
+int statusOf(const http::http_response& resp) { return resp.status_code(); }
+int statusOf(const HttpResponse& resp) { return resp.status; }
+
+// How long an attempt took until the response headers arrived, for RequestDone.
+Duration headersTook(const http::http_response&, Duration attempt) { return attempt; }
+Duration headersTook(const HttpResponse& resp, Duration) { return resp.headersTook; }
+
+// The largest response body read: lists of tens of thousands of objects are big, not this big.
+constexpr size_t kMaxResponseBytes = 64 * 1024 * 1024;
+// Idle keep-alive connections kept per client: more than the threads that call at once.
+constexpr size_t kMaxIdleConnections = 32;
 
 }  // namespace
 
@@ -188,10 +201,12 @@ std::string hostOf(std::string_view server) {
   return std::string(server.substr(0, server.find('/')));
 }
 
+// Unary calls go over the HttpTransport on the calling thread; watches, which stream, over
+// cpprestsdk.
 struct RestClient::Impl {
   RestConfig config;
   RestOptions options;
-  std::optional<http::client::http_client> client;
+  HttpTransportPtr transport;
   std::optional<http::client::http_client> watchClient;
   TokenSource tokens;
   TokenBucket limiter;
@@ -219,19 +234,24 @@ struct RestClient::Impl {
     return cfg;
   }
 
-  // One attempt, reported to options.onRequest.
-  Response sendOnce(const Request& r, pplx::cancellation_token_source& cts,
-                    std::stop_token stop) {
-    if (!options.onRequest) return attempt(r, cts, stop);
+  // One attempt (made by `attempt`), reported to options.onRequest.
+  template <typename Answer, typename Attempt>
+  ApiResult<Answer> sendOnce(const Request& r, Attempt& attempt) {
+    if (!options.onRequest) return attempt();
     const auto start = std::chrono::steady_clock::now();
-    Response resp = attempt(r, cts, stop);
+    ApiResult<Answer> resp = attempt();
+    Duration took = std::chrono::steady_clock::now() - start;
     // client-go's code label: the status, or "<error>" when no answer came.
-    const std::string code = resp.ok() ? std::to_string(resp->status_code()) : "<error>";
-    options.onRequest(RequestDone{r.method, host, code, std::chrono::steady_clock::now() - start});
+    std::string code = "<error>";
+    if (resp.ok()) {
+      code = std::to_string(statusOf(*resp));
+      took = headersTook(*resp, took);
+    }
+    options.onRequest(RequestDone{r.method, host, code, took});
     return resp;
   }
 
-  // One attempt: sends and waits for the response headers.
+  // One watch attempt: sends and waits for the response headers.
   Response attempt(const Request& r, pplx::cancellation_token_source& cts, std::stop_token stop) {
     http::http_request req(r.method);
     req.set_request_uri(r.path);
@@ -249,8 +269,7 @@ struct RestClient::Impl {
     }
     std::stop_callback onStop(stop, [&cts] { cts.cancel(); });
     try {
-      http::client::http_client& c = r.watch ? *watchClient : *client;
-      return c.request(req, cts.get_token()).get();
+      return watchClient->request(req, cts.get_token()).get();
     } catch (const http::http_exception& e) {
       if (cts.get_token().is_canceled()) {
         return cancelledFailure();
@@ -263,7 +282,22 @@ struct RestClient::Impl {
     }
   }
 
-  // Turns a non-2xx response into its failure; reads the whole body.
+  // One unary attempt: sends and reads the whole answer, on this thread.
+  ApiResult<HttpResponse> roundTrip(const Request& r, std::stop_token stop) {
+    const std::string token = tokens.token();
+    const std::string authorization = token.empty() ? std::string() : "Bearer " + token;
+    HttpRequest req{.method = r.method,
+                    .target = r.path,
+                    .body = r.body ? std::optional<std::string_view>(*r.body) : std::nullopt,
+                    .contentType = r.contentType,
+                    .accept = "application/json",
+                    .userAgent = config.userAgent,
+                    .authorization = authorization,
+                    .idempotent = r.idempotent};
+    return transport->roundTrip(req, std::move(stop));
+  }
+
+  // Turns a non-2xx watch response into its failure; reads the whole body.
   ApiFailure failureOf(const Request& r, http::http_response& resp) {
     std::string body;
     try {
@@ -271,31 +305,39 @@ struct RestClient::Impl {
     } catch (const std::exception&) {
       // The code says enough; the body is only detail.
     }
-    if (resp.status_code() == http::status_codes::Unauthorized) {
+    return failureOf(r, resp.status_code(), body,
+                     header(resp.headers(), http::header_names::retry_after));
+  }
+  ApiFailure failureOf(const Request& r, HttpResponse& resp) {
+    return failureOf(r, resp.status, resp.body, resp.retryAfter);
+  }
+  ApiFailure failureOf(const Request& r, int status, std::string_view body,
+                       std::string_view retryAfter) {
+    if (status == 401) {
       tokens.invalidate();  // perhaps the token rotated under us
     }
-    return decodeFailure(resp.status_code(), r.method, body,
-                         header(resp.headers(), http::header_names::retry_after));
+    return decodeFailure(status, r.method, body, retryAfter);
   }
 
-  // Sends with rate limiting and, for idempotent requests, retries. On success the response's
-  // status is 2xx and its body is unread.
-  Response send(const Request& r, pplx::cancellation_token_source& cts, std::stop_token stop) {
+  // Sends with rate limiting and, for idempotent requests, retries; `attempt()` makes one
+  // attempt. On success the answer's status is 2xx.
+  template <typename Answer, typename Attempt>
+  ApiResult<Answer> send(const Request& r, std::stop_token stop, Attempt attempt) {
     Backoff backoff(options.retry.backoff, options.clock, options.random);
-    for (int attempt = 0;; ++attempt) {
+    for (int attempts = 0;; ++attempts) {
       if (!limiter.wait(stop)) {
         return cancelledFailure();
       }
-      Response resp = sendOnce(r, cts, stop);
+      ApiResult<Answer> resp = sendOnce<Answer>(r, attempt);
       std::optional<ApiFailure> failure;
       if (!resp.ok()) {
         failure = resp.error();
-      } else if (resp->status_code() >= 300) {
+      } else if (statusOf(*resp) >= 300) {
         failure = failureOf(r, *resp);
       } else {
         return resp;
       }
-      if (!r.idempotent || !failure->isTransient() || attempt >= options.retry.maxRetries) {
+      if (!r.idempotent || !failure->isTransient() || attempts >= options.retry.maxRetries) {
         return *std::move(failure);
       }
       Duration wait = backoff.next();
@@ -305,36 +347,25 @@ struct RestClient::Impl {
       log::info(4, "Retrying request",
                 {{"method", r.method},
                  {"path", r.path},
-                 {"attempt", attempt + 1},
+                 {"attempt", attempts + 1},
                  {"waitMs", std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()},
                  {"err", failure->toString()}});
       if (!options.sleep(wait, stop)) {
         return cancelledFailure();
       }
-      cts = pplx::cancellation_token_source();
     }
   }
 
   ApiResult<json> call(const Request& r, std::stop_token stop) {
-    pplx::cancellation_token_source cts;
-    Response resp = send(r, cts, stop);
+    ApiResult<HttpResponse> resp =
+        send<HttpResponse>(r, stop, [&] { return roundTrip(r, stop); });
     if (!resp.ok()) {
       return resp.error();
     }
-    std::string body;
-    try {
-      std::stop_callback onStop(stop, [&cts] { cts.cancel(); });
-      body = resp->extract_utf8string(true).get();
-    } catch (const std::exception& e) {
-      if (cts.get_token().is_canceled()) {
-        return cancelledFailure();
-      }
-      return connectionFailure(std::string("reading the response: ") + e.what());
-    }
-    if (body.empty()) {
+    if (resp->body.empty()) {
       return json();
     }
-    json j = json::parse(body, nullptr, /*allow_exceptions=*/false);
+    json j = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded()) {
       return badResponse(std::string(r.method) + " " + r.path + ": response is not JSON");
     }
@@ -356,10 +387,19 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
     return util::Error{util::ErrorCode::Unimplemented,
                        "tls-server-name is not supported by berth's client"};
   }
+  std::optional<boost::asio::ssl::context> tls;
   if (https) {
     try {
-      boost::asio::ssl::context probe(boost::asio::ssl::context::sslv23);
-      if (util::Result<void> r = configureTls(probe, config); !r.ok()) {
+      boost::asio::ssl::context& ctx = tls.emplace(boost::asio::ssl::context::tls_client);
+      boost::system::error_code ec;
+      ctx.set_options(boost::asio::ssl::context::default_workarounds |
+                          boost::asio::ssl::context::no_sslv2 |
+                          boost::asio::ssl::context::no_sslv3 |
+                          boost::asio::ssl::context::no_compression,
+                      ec);
+      // The system's roots, replaced by the kubeconfig's CA when it names one.
+      ctx.set_default_verify_paths(ec);
+      if (util::Result<void> r = configureTls(ctx, config); !r.ok()) {
         return r.error();
       }
     } catch (const std::exception& e) {
@@ -367,9 +407,17 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
     }
   }
   auto impl = std::make_unique<Impl>(config, std::move(options));
+  HttpTransportOptions transportOptions{.timeout = impl->options.requestTimeout,
+                                        .maxBodyBytes = kMaxResponseBytes,
+                                        .maxIdleConnections = kMaxIdleConnections};
+  auto transport = HttpTransport::create(config.server, std::move(tls),
+                                         !config.insecureSkipTLSVerify, transportOptions);
+  if (!transport.ok()) {
+    return transport.error();
+  }
+  impl->transport = *std::move(transport);
   try {
     const web::uri base(config.server);
-    impl->client.emplace(base, impl->clientConfig(impl->options.requestTimeout));
     impl->watchClient.emplace(base, impl->clientConfig(impl->options.watchIdleTimeout));
   } catch (const std::exception& e) {
     return util::invalidArgument("server \"" + config.server + "\": " + e.what());
@@ -421,9 +469,11 @@ ApiResult<WatchStreamPtr> RestClient::watch(const Resource& resource, std::strin
   }
   Request r{http::methods::GET, resource.path(ns) + queryString(o)};
   r.idempotent = true;
-  r.watch = true;
   pplx::cancellation_token_source cts;
-  Response resp = impl_->send(r, cts, stop);
+  Response resp = impl_->send<http::http_response>(r, stop, [&] {
+    cts = pplx::cancellation_token_source();  // a cancelled attempt's source stays cancelled
+    return impl_->attempt(r, cts, stop);
+  });
   if (!resp.ok()) {
     return resp.error();
   }

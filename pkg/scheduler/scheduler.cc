@@ -233,7 +233,7 @@ void Scheduler::run(std::stop_token stop) {
   timers.request_stop();
   // Finish the bindings in flight: their pods are assumed and their requests may be on the wire.
   std::unique_lock lock(poolMu_);
-  poolCv_.wait(lock, [&] { return tasks_.empty() && running_ == 0; });
+  drainedCv_.wait(lock, [&] { return tasks_.empty() && running_ == 0; });
 }
 
 void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
@@ -477,7 +477,8 @@ void Scheduler::submit(std::function<void()> task) {
     std::lock_guard lock(poolMu_);
     tasks_.push_back(std::move(task));
   }
-  poolCv_.notify_all();
+  // One task, one binder: waking them all would have the rest contend for the lock and sleep again.
+  poolCv_.notify_one();
 }
 
 void Scheduler::binderLoop() {
@@ -492,7 +493,7 @@ void Scheduler::binderLoop() {
     task();
     lock.lock();
     --running_;
-    poolCv_.notify_all();
+    if (running_ == 0 && tasks_.empty()) drainedCv_.notify_all();
   }
 }
 

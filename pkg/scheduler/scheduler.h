@@ -141,7 +141,8 @@ class Scheduler {
   std::unique_ptr<informer::Informer<api::Node>> nodes_;
 
   std::mutex poolMu_;
-  std::condition_variable poolCv_;
+  std::condition_variable poolCv_;     // a task was queued, or the pool stops
+  std::condition_variable drainedCv_;  // no task queued or running
   std::deque<std::function<void()>> tasks_;
   size_t running_ = 0;
   bool poolStopping_ = false;

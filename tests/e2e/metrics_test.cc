@@ -69,6 +69,9 @@ class Operations : public testing::Test {
     server_ = std::move(*started);
     kubeconfig_ = testing::TempDir() + "berth-metrics-kubeconfig-" + std::to_string(getpid());
     ASSERT_TRUE(test::writeKubeconfig(kubeconfig_, server_->url()).ok());
+    // The port is read from the log, and spawn appends: no line of an earlier test may be there.
+    log_ = testing::TempDir() + "berth-metrics-" + std::to_string(getpid()) + ".log";
+    std::remove(log_.c_str());
   }
 
   void create(Resource resource, const json& object) {
@@ -86,7 +89,7 @@ class Operations : public testing::Test {
         BERTH_BINARY,
         {"run", "--kubeconfig", kubeconfig_, "--port", "0", "--bind-address", "127.0.0.1",
          "--leader-elect-resource-namespace", "default", "--v", "2"},
-        testing::TempDir() + "berth-metrics-" + std::to_string(getpid()) + ".log");
+        log_);
     ASSERT_TRUE(spawned.ok()) << spawned.error().message;
     berth_ = std::move(*spawned);
     auto line = berth_->waitForLogLine({"Serving insecurely"}, 10s);
@@ -108,6 +111,7 @@ class Operations : public testing::Test {
   apiserver::Store store_;
   std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
+  std::string log_;
   test::BerthProcessPtr berth_;
   uint16_t port_ = 0;
 };

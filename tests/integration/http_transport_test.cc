@@ -1,0 +1,451 @@
+// RestClient's unary transport against the embedded API server: keep-alive reuse, connections the
+// server closed while idle, HTTPS verification, timeouts and cancellation.
+
+#include "pkg/client/http_transport.h"
+
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <stop_token>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pkg/apiserver/server.h"
+#include "pkg/apiserver/store.h"
+#include "pkg/client/rest.h"
+#include "tests/support/certs.h"
+
+namespace berth {
+namespace {
+
+using apiserver::Resource;
+using json = nlohmann::json;
+using namespace std::chrono_literals;
+
+sockaddr_in loopback(uint16_t port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(port);
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  return address;
+}
+
+// A listening socket on loopback; 0 as port() when it could not listen.
+class Listener {
+ public:
+  Listener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in address = loopback(0);
+    socklen_t length = sizeof address;
+    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
+        ::listen(fd_, 64) != 0 ||
+        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
+      return;
+    }
+    port_ = ntohs(address.sin_port);
+  }
+  ~Listener() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+
+  int fd() const { return fd_; }
+  uint16_t port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  uint16_t port_ = 0;
+};
+
+// A TCP relay in front of the API server that counts the connections clients open and can close
+// them all at once, as a server (or a load balancer) closing idle keep-alive connections does.
+class CountingProxy {
+ public:
+  explicit CountingProxy(uint16_t upstreamPort) : upstreamPort_(upstreamPort) {
+    acceptThread_ = std::thread([this] { acceptLoop(); });
+  }
+  ~CountingProxy() {
+    stopping_ = true;
+    acceptThread_.join();
+    for (std::thread& t : relays_) t.join();
+  }
+  CountingProxy(const CountingProxy&) = delete;
+  CountingProxy& operator=(const CountingProxy&) = delete;
+
+  uint16_t port() const { return listener_.port(); }
+  int accepted() const { return accepted_.load(); }
+  // Closes every relayed connection; the client has seen the FIN when this returns.
+  void closeAll() {
+    std::lock_guard lock(mu_);
+    for (Link& link : links_) {
+      if (link.open) {
+        ::shutdown(link.client, SHUT_RDWR);
+        ::shutdown(link.upstream, SHUT_RDWR);
+      }
+    }
+  }
+
+ private:
+  struct Link {
+    int client;
+    int upstream;
+    bool open = true;  // guarded by mu_; the relay closes the descriptors after clearing it
+  };
+
+  void acceptLoop() {
+    while (!stopping_) {
+      pollfd p{listener_.fd(), POLLIN, 0};
+      if (::poll(&p, 1, 20) <= 0) continue;
+      const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
+      if (client < 0) continue;
+      const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      const sockaddr_in address = loopback(upstreamPort_);
+      if (upstream < 0 ||
+          ::connect(upstream, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+        ::close(client);
+        if (upstream >= 0) ::close(upstream);
+        continue;
+      }
+      ++accepted_;
+      Link* link = nullptr;
+      {
+        std::lock_guard lock(mu_);
+        link = &links_.emplace_back(Link{client, upstream});
+      }
+      relays_.emplace_back([this, link] { relay(*link); });
+    }
+  }
+
+  void relay(Link& link) {
+    char buffer[16384];
+    for (bool open = true; open && !stopping_;) {
+      pollfd p[2] = {{link.client, POLLIN, 0}, {link.upstream, POLLIN, 0}};
+      if (::poll(p, 2, 20) <= 0) continue;
+      for (int i = 0; i < 2 && open; ++i) {
+        if (p[i].revents == 0) continue;
+        const ssize_t n = ::recv(p[i].fd, buffer, sizeof buffer, 0);
+        open = n > 0 && ::send(p[1 - i].fd, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
+      }
+    }
+    std::lock_guard lock(mu_);
+    link.open = false;
+    ::close(link.client);
+    ::close(link.upstream);
+  }
+
+  const uint16_t upstreamPort_;
+  Listener listener_;
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> accepted_{0};
+  std::thread acceptThread_;
+  std::vector<std::thread> relays_;  // touched by the accept thread only, until it is joined
+  std::mutex mu_;
+  std::list<Link> links_;
+};
+
+json transportPod(const std::string& name) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", {{"name", name}, {"namespace", "default"}}},
+          {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
+}
+
+json binding(const std::string& pod, const std::string& node) {
+  return {{"metadata", {{"name", pod}}}, {"target", {{"kind", "Node"}, {"name", node}}}};
+}
+
+client::RestClientPtr makeClient(client::RestConfig config, int maxRetries = 0,
+                                 client::Duration requestTimeout = 30s) {
+  config.qps = -1;  // the tests measure the transport, not the limiter
+  client::RestOptions options;
+  options.retry.maxRetries = maxRetries;
+  options.retry.backoff.initial = 10ms;
+  options.retry.backoff.max = 100ms;
+  options.requestTimeout = requestTimeout;
+  auto c = client::RestClient::create(config, options);
+  EXPECT_TRUE(c.ok()) << (c.ok() ? "" : c.error().message);
+  return c.ok() ? *std::move(c) : nullptr;
+}
+
+client::RestClientPtr makeClient(const std::string& url, int maxRetries = 0,
+                                 client::Duration requestTimeout = 30s) {
+  client::RestConfig config;
+  config.server = url;
+  return makeClient(config, maxRetries, requestTimeout);
+}
+
+std::string httpUrl(uint16_t port) { return "http://127.0.0.1:" + std::to_string(port); }
+
+class HttpTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = apiserver::Server::start(store_, {});
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = *std::move(server);
+    ASSERT_TRUE(store_.create(Resource::Pods, "default", transportPod("a")).ok());
+  }
+
+  int bindings() const {
+    int n = 0;
+    for (const auto& r : server_->requestLog()) {
+      n += r.subresource == "binding" ? 1 : 0;
+    }
+    return n;
+  }
+
+  apiserver::Store store_;
+  std::unique_ptr<apiserver::Server> server_;
+};
+
+TEST(HttpTransport, ReusesOneConnectionForSequentialRequests) {
+  apiserver::Store store;
+  auto server = apiserver::Server::start(store, {});
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  CountingProxy proxy((*server)->port());
+  ASSERT_NE(proxy.port(), 0);
+  auto c = makeClient(httpUrl(proxy.port()));
+  for (int i = 0; i < 50; ++i) {
+    auto created = c->create(client::kPods, "default", transportPod("p" + std::to_string(i)));
+    ASSERT_TRUE(created.ok()) << created.error().toString();
+    auto got = c->get(client::kPods, "default", "p" + std::to_string(i));
+    ASSERT_TRUE(got.ok()) << got.error().toString();
+    // An error answer is read whole too, so the connection stays usable.
+    auto missing = c->get(client::kPods, "default", "nope");
+    ASSERT_FALSE(missing.ok());
+    EXPECT_TRUE(missing.error().isNotFound());
+  }
+  auto list = c->list(client::kPods, "default");
+  ASSERT_TRUE(list.ok()) << list.error().toString();
+  EXPECT_EQ(list->items.size(), 50u);
+  EXPECT_EQ(proxy.accepted(), 1);
+}
+
+TEST(HttpTransport, ConcurrentCallersShareABoundedSetOfConnections) {
+  apiserver::Store store;
+  auto server = apiserver::Server::start(store, {});
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  ASSERT_TRUE(store.create(Resource::Pods, "default", transportPod("a")).ok());
+  CountingProxy proxy((*server)->port());
+  auto c = makeClient(httpUrl(proxy.port()));
+  constexpr int kThreads = 6;
+  std::atomic<int> failures{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      for (int i = 0; i < 100; ++i) {
+        failures += c->get(client::kPods, "default", "a").ok() ? 0 : 1;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_GE(proxy.accepted(), 1);
+  EXPECT_LE(proxy.accepted(), kThreads);
+}
+
+TEST_F(HttpTransportTest, IdleConnectionsClosedByTheServerAreNotUsed) {
+  CountingProxy proxy(server_->port());
+  auto c = makeClient(httpUrl(proxy.port()), /*maxRetries=*/0);
+  ASSERT_TRUE(c->get(client::kPods, "default", "a").ok());
+
+  // Without retries, a GET on the closed connection would fail.
+  proxy.closeAll();
+  auto got = c->get(client::kPods, "default", "a");
+  ASSERT_TRUE(got.ok()) << got.error().toString();
+  EXPECT_EQ(proxy.accepted(), 2);
+
+  // A binding is never sent on a connection the server closed, nor sent twice.
+  proxy.closeAll();
+  server_->clearRequestLog();
+  auto bound = c->post(client::kPods, "default", "a", "binding", binding("a", "n1"));
+  ASSERT_TRUE(bound.ok()) << bound.error().toString();
+  EXPECT_EQ(bindings(), 1);
+  EXPECT_EQ(proxy.accepted(), 3);
+}
+
+TEST_F(HttpTransportTest, SurvivesARestartOfTheServer) {
+  auto c = makeClient(server_->url(), /*maxRetries=*/0);
+  ASSERT_TRUE(c->get(client::kPods, "default", "a").ok());
+  server_->refuseConnectionsFor(0ms);
+  // Listening again (the probe is a connection of its own, not the client's).
+  const auto until = std::chrono::steady_clock::now() + 10s;
+  for (bool listening = false; !listening && std::chrono::steady_clock::now() < until;) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const sockaddr_in address = loopback(server_->port());
+    listening = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
+    ::close(fd);
+    if (!listening) std::this_thread::sleep_for(10ms);
+  }
+  server_->clearRequestLog();
+  auto bound = c->post(client::kPods, "default", "a", "binding", binding("a", "n1"));
+  ASSERT_TRUE(bound.ok()) << bound.error().toString();
+  EXPECT_EQ(bindings(), 1);
+  EXPECT_TRUE(c->get(client::kPods, "default", "a").ok());
+}
+
+TEST_F(HttpTransportTest, APostIsNotRetriedAfterA5xxAndTheConnectionStaysUsable) {
+  CountingProxy proxy(server_->port());
+  auto c = makeClient(httpUrl(proxy.port()), /*maxRetries=*/3);
+  server_->clearRequestLog();
+  server_->failNextRequests(1, 500);
+  auto bound = c->post(client::kPods, "default", "a", "binding", binding("a", "n1"));
+  ASSERT_FALSE(bound.ok());
+  EXPECT_EQ(bound.error().code, 500);
+  EXPECT_EQ(bindings(), 1);
+  server_->failNextRequests(2, 503);
+  EXPECT_TRUE(c->get(client::kPods, "default", "a").ok());
+  EXPECT_EQ(proxy.accepted(), 1);
+}
+
+TEST_F(HttpTransportTest, AServerThatDoesNotAnswerTimesOut) {
+  Listener silent;  // connections complete in the backlog; nothing ever reads or answers
+  ASSERT_NE(silent.port(), 0);
+  auto c = makeClient(httpUrl(silent.port()), /*maxRetries=*/0, /*requestTimeout=*/300ms);
+  const auto start = std::chrono::steady_clock::now();
+  auto r = c->get(client::kPods, "default", "a");
+  const auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
+  EXPECT_EQ(r.error().message, "reading the response: timed out after 300ms");
+  EXPECT_GE(took, 300ms);
+  EXPECT_LT(took, 5s);
+}
+
+TEST_F(HttpTransportTest, AStopRequestAbortsAnInFlightRequest) {
+  Listener silent;
+  ASSERT_NE(silent.port(), 0);
+  auto c = makeClient(httpUrl(silent.port()), /*maxRetries=*/0, /*requestTimeout=*/60s);
+  std::stop_source stop;
+  std::thread stopper([&] {
+    std::this_thread::sleep_for(200ms);
+    stop.request_stop();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  auto r = c->post(client::kPods, "default", "a", "binding", binding("a", "n1"), stop.get_token());
+  const auto took = std::chrono::steady_clock::now() - start;
+  stopper.join();
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Cancelled);
+  EXPECT_LT(took, 5s);
+
+  // The client still works for other calls.
+  auto other = makeClient(server_->url());
+  EXPECT_TRUE(other->get(client::kPods, "default", "a").ok());
+}
+
+TEST_F(HttpTransportTest, AnAnswerOverTheBodyLimitFailsClearly) {
+  auto transport = client::HttpTransport::create(server_->url(), std::nullopt, true,
+                                                 {.timeout = 10s, .maxBodyBytes = 256});
+  ASSERT_TRUE(transport.ok()) << transport.error().message;
+  auto r = (*transport)->roundTrip({.method = "GET", .target = "/api/v1/pods"});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::BadResponse);
+  EXPECT_EQ(r.error().message, "GET /api/v1/pods: response body over the limit of 256 bytes");
+  // Under the limit: the whole answer.
+  auto small = (*transport)->roundTrip({.method = "GET", .target = "/healthz"});
+  ASSERT_TRUE(small.ok()) << small.error().toString();
+  EXPECT_EQ(small->status, 200);
+  EXPECT_EQ(small->body, "ok");
+}
+
+TEST(HttpTransport, RejectsMalformedServerUrls) {
+  for (const char* url :
+       {"ftp://x", "https://", "http://h:0", "http://h:99999", "http://[::1", "http://user@h:80"}) {
+    SCOPED_TRACE(url);
+    EXPECT_FALSE(client::HttpTransport::create(url, std::nullopt, true).ok());
+  }
+}
+
+class HttpsTransportTest : public ::testing::Test {
+ protected:
+  void SetUp() override { pki_ = test::makeTestPki(); }
+
+  void startServer(const std::string& bindAddress = "127.0.0.1") {
+    apiserver::ServerOptions options;
+    options.bindAddress = bindAddress;
+    options.tls = apiserver::TlsOptions{pki_.server.certificatePem, pki_.server.privateKeyPem, ""};
+    auto server = apiserver::Server::start(store_, options);
+    ASSERT_TRUE(server.ok()) << server.error().message;
+    server_ = *std::move(server);
+  }
+
+  client::RestConfig config(const std::string& server) const {
+    client::RestConfig c;
+    c.server = server;
+    c.caPem = pki_.ca.certificatePem;
+    return c;
+  }
+
+  test::TestPki pki_;
+  apiserver::Store store_;
+  std::unique_ptr<apiserver::Server> server_;
+};
+
+TEST_F(HttpsTransportTest, VerifiesTheServerAndReusesTheConnection) {
+  startServer();
+  CountingProxy proxy(server_->port());
+  auto c = makeClient(config("https://127.0.0.1:" + std::to_string(proxy.port())));
+  for (int i = 0; i < 20; ++i) {
+    auto r = c->create(client::kPods, "default", transportPod("p" + std::to_string(i)));
+    ASSERT_TRUE(r.ok()) << r.error().toString();
+  }
+  EXPECT_EQ(proxy.accepted(), 1);
+  // A TLS connection the server closed is not used either.
+  proxy.closeAll();
+  auto list = c->list(client::kPods, "default");
+  ASSERT_TRUE(list.ok()) << list.error().toString();
+  EXPECT_EQ(list->items.size(), 20u);
+  EXPECT_EQ(proxy.accepted(), 2);
+}
+
+TEST_F(HttpsTransportTest, VerifiesAHostNameAndSendsIt) {
+  startServer();
+  auto c = makeClient(config("https://localhost:" + std::to_string(server_->port())));
+  auto r = c->getPath("/version");
+  EXPECT_TRUE(r.ok()) << r.error().toString();
+}
+
+TEST_F(HttpsTransportTest, AnotherCaFailsWithTheVerificationError) {
+  startServer();
+  client::RestConfig other = config(server_->url());
+  other.caPem = test::makeCa("other").certificatePem;
+  auto r = makeClient(other)->get(client::kPods, "default", "a");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
+  EXPECT_NE(r.error().message.find("TLS handshake with 127.0.0.1:"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("certificate verify failed"), std::string::npos)
+      << r.error().message;
+  EXPECT_NE(r.error().message.find("unable to get local issuer certificate"), std::string::npos)
+      << r.error().message;
+}
+
+TEST_F(HttpsTransportTest, ACertificateForAnotherAddressFails) {
+  // The serving certificate names 127.0.0.1 and localhost; Linux routes all of 127/8 to loopback.
+  startServer("127.0.0.2");
+  auto r = makeClient(config(server_->url()))->get(client::kPods, "default", "a");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
+  EXPECT_NE(r.error().message.find("IP address mismatch"), std::string::npos) << r.error().message;
+
+  client::RestConfig insecure = config(server_->url());
+  insecure.caPem.clear();
+  insecure.insecureSkipTLSVerify = true;
+  auto answered = makeClient(insecure)->get(client::kPods, "default", "a");
+  ASSERT_FALSE(answered.ok());
+  EXPECT_TRUE(answered.error().isNotFound()) << answered.error().toString();
+}
+
+}  // namespace
+}  // namespace berth
