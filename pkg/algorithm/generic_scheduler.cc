@@ -256,10 +256,11 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
 
   // Read in the uncached order (from the rotating start), so ties and diagnoses come out the same.
   std::vector<const framework::NodeInfo*> feasible;
+  feasible.reserve(n);
+  positions.reserve(n);
   std::vector<std::string_view> plugins;
   const size_t start = next_start_node_index_ % n;
-  for (size_t k = 0; k < n; ++k) {
-    const size_t i = (start + k) % n;
+  for (size_t k = 0, i = start; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     const Status& st = results.nodes[i].filter;
     if (st.isSuccess()) {
       feasible.push_back(nodes[i]);
@@ -326,20 +327,15 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
 }
 
 size_t GenericScheduler::selectHost(const std::vector<int64_t>& totals) {
-  // Reservoir sampling: the k-th node seen with the best total replaces the pick with probability 1/k,
-  // so ties are broken uniformly at random.
-  size_t best = 0;
-  size_t ties = 1;
-  for (size_t i = 1; i < totals.size(); ++i) {
-    if (totals[i] > totals[best]) {
-      best = i;
-      ties = 1;
-    } else if (totals[i] == totals[best]) {
-      ++ties;
-      if (std::uniform_int_distribution<size_t>(0, ties - 1)(rng_) == 0) best = i;
-    }
+  // Ties are broken uniformly at random: count the nodes with the best total, then draw one of them.
+  // (One draw per cycle: at thousands of equally empty nodes a draw per tie cost more than scoring.)
+  if (totals.empty()) return 0;
+  const int64_t best = *std::max_element(totals.begin(), totals.end());
+  const auto ties = static_cast<size_t>(std::count(totals.begin(), totals.end(), best));
+  size_t pick = std::uniform_int_distribution<size_t>(0, ties - 1)(rng_);
+  for (size_t i = 0;; ++i) {
+    if (totals[i] == best && pick-- == 0) return i;
   }
-  return best;
 }
 
 }  // namespace berth::algorithm

@@ -11,7 +11,10 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cstdio>
+#include <string>
 #include <utility>
+#include <vector>
 
 namespace berth::apiserver {
 namespace {
@@ -377,7 +380,24 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
     std::optional<WatchEvent> event = w->next(std::clamp(left, milliseconds(1), kWatchSlice));
     if (event) {
-      open = writeLine(toJsonText(event->toJson()) + "\n");
+      // The events queued meanwhile go out in the same write, each still its own chunk (as
+      // kube-apiserver frames them): under load one system call carries many events.
+      std::vector<WatchEvent> more = w->drain();
+      if (more.empty()) {
+        open = writeLine(toJsonText(event->toJson()) + "\n");
+        continue;
+      }
+      std::string chunks;
+      auto addChunk = [&chunks](const WatchEvent& e) {
+        const std::string line = toJsonText(e.toJson()) + "\n";
+        char size[20];
+        const int n = std::snprintf(size, sizeof size, "%zx\r\n", line.size());
+        chunks.append(size, static_cast<size_t>(n)).append(line).append("\r\n");
+      };
+      addChunk(*event);
+      for (const WatchEvent& e : more) addChunk(e);
+      net::write(stream, net::buffer(chunks), ec);
+      open = !ec;
       continue;
     }
     if (w->closed()) {

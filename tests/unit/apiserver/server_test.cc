@@ -382,6 +382,34 @@ TEST_F(HttpServerTest, WatchesFromResourceVersionAndByName) {
   EXPECT_EQ(json::parse(*only)["object"]["metadata"]["name"], "a");
 }
 
+TEST_F(HttpServerTest, EventsSentTogetherAreStillOneChunkEach) {
+  // A watch from an old resourceVersion gets its whole replay at once: the server writes the
+  // queued events together, each still framed as its own chunk, as kube-apiserver frames them.
+  json first = call("POST", "/api/v1/namespaces/default/pods", pod("p0")).json();
+  for (int i = 1; i < 20; ++i) {
+    ASSERT_EQ(call("POST", "/api/v1/namespaces/default/pods", pod("p" + std::to_string(i))).code,
+              201);
+  }
+  TestClient watcher(server_->port());
+  ASSERT_EQ(watcher.openWatch("/api/v1/namespaces/default/pods?watch=1&timeoutSeconds=1&"
+                              "resourceVersion=" +
+                              first["metadata"]["resourceVersion"].get<std::string>()),
+            200);
+  for (int i = 1; i < 20; ++i) {
+    auto line = watcher.nextLine();
+    ASSERT_TRUE(line) << i;
+    EXPECT_EQ(json::parse(*line)["object"]["metadata"]["name"], "p" + std::to_string(i));
+  }
+  EXPECT_FALSE(watcher.nextLine());
+  EXPECT_TRUE(watcher.ended());
+  ASSERT_EQ(watcher.chunks().size(), 20u);  // 19 events and the final chunk
+  for (size_t i = 0; i + 1 < watcher.chunks().size(); ++i) {
+    const std::string& chunk = watcher.chunks()[i];
+    EXPECT_EQ(chunk.find('\n'), chunk.size() - 1) << "chunk " << i << ": " << chunk;
+  }
+  EXPECT_EQ(watcher.chunks().back(), "");
+}
+
 TEST_F(HttpServerTest, SendsBookmarksWhenAllowed) {
   server_.reset();
   ServerOptions options;

@@ -136,10 +136,16 @@ class TestClient {
     }
     parser_ = std::make_unique<http::response_parser<http::empty_body>>();
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    chunks_.clear();
+    onChunkHeader_ = [this](uint64_t, boost::beast::string_view, boost::system::error_code&) {
+      chunks_.emplace_back();
+    };
     onChunk_ = [this](uint64_t, boost::beast::string_view body, boost::system::error_code&) {
       pending_.append(body.data(), body.size());
+      chunks_.back().append(body.data(), body.size());
       return body.size();
     };
+    parser_->on_chunk_header(onChunkHeader_);
     parser_->on_chunk_body(onChunk_);
     boost::system::error_code ec = withStream([&](auto& stream) {
       return run([&](auto done) {
@@ -159,6 +165,8 @@ class TestClient {
   }
 
   const std::map<std::string, std::string>& watchHeaders() const { return watchHeaders_; }
+  // The bodies of the watch stream's chunks read so far (the final, empty one included).
+  const std::vector<std::string>& chunks() const { return chunks_; }
 
   // The next line of the watch stream (without its newline); nullopt once the stream ended
   // (final chunk), the connection closed, or the deadline passed (see ended()).
@@ -268,6 +276,9 @@ class TestClient {
   boost::beast::flat_buffer buffer_;
   std::unique_ptr<http::response_parser<http::empty_body>> parser_;
   std::function<size_t(uint64_t, boost::beast::string_view, boost::system::error_code&)> onChunk_;
+  std::function<void(uint64_t, boost::beast::string_view, boost::system::error_code&)>
+      onChunkHeader_;
+  std::vector<std::string> chunks_;
   std::map<std::string, std::string> watchHeaders_;
   std::string pending_;
   bool ended_ = false;
