@@ -61,6 +61,7 @@ EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Fram
   }
   Class& c = classes_.front();
   c.nodes.resize(numNodes);
+  c.rejections.resize(numNodes);
   c.scores.resize(numNodes * c.plugins.size());
   return c;
 }

@@ -32,8 +32,8 @@ class EquivalenceCache {
     const framework::NodeInfo* node = nullptr;  // compared only, never read: the entry's identity
     int64_t generation = -1;
     uint64_t classId = 0;  // the class the entry was written for (a Class's storage is recycled)
-    framework::Status filter;
-    bool scored = false;  // raw scores below are valid (only feasible nodes that were scored)
+    bool feasible = false;  // Filter passed; otherwise the rejection is in Class::rejections
+    bool scored = false;    // raw scores below are valid (only feasible nodes that were scored)
   };
 
   // Everything known for one (profile, pod class).
@@ -41,7 +41,9 @@ class EquivalenceCache {
     uint64_t id = 0;
     const framework::runtime::Framework* framework = nullptr;
     std::string key;
+    // Kept small and apart from the statuses: every cycle reads all of them.
     std::vector<NodeResult> nodes;
+    std::vector<framework::Status> rejections;  // by node position; read for infeasible nodes only
     std::vector<std::string_view> plugins;  // the score plugins the raw scores are for, in order
     std::vector<int64_t> scores;            // raw scores, [node * plugins.size() + plugin]
 

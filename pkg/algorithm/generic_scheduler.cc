@@ -244,9 +244,11 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
       if (j + kPrefetchDistance < end) prefetchNode(*nodes[stale[j + kPrefetchDistance]]);
       const framework::NodeInfo& node = *nodes[stale[j]];
       EquivalenceCache::NodeResult& r = results.nodes[stale[j]];
-      r.filter = fw.runFilterPlugins(filters, state, pod, node);
+      Status st = fw.runFilterPlugins(filters, state, pod, node);
+      r.feasible = st.isSuccess();
       // An error may not repeat: it is used by this cycle only.
-      const bool keep = r.filter.isSuccess() || r.filter.isRejected();
+      const bool keep = r.feasible || st.isRejected();
+      results.rejections[stale[j]] = r.feasible ? Status() : std::move(st);
       r.node = keep ? &node : nullptr;
       r.generation = node.generation();
       r.classId = results.id;
@@ -261,12 +263,12 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   std::vector<std::string_view> plugins;
   const size_t start = next_start_node_index_ % n;
   for (size_t k = 0, i = start; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
-    const Status& st = results.nodes[i].filter;
-    if (st.isSuccess()) {
+    if (results.nodes[i].feasible) {
       feasible.push_back(nodes[i]);
       positions.push_back(i);
       continue;
     }
+    const Status& st = results.rejections[i];
     if (!st.isRejected()) {
       error = st;
       return {};

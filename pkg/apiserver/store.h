@@ -249,9 +249,9 @@ class Store {
 
   // POST pods/NAME/binding with a v1 Binding: sets spec.nodeName, merges metadata.annotations and
   // sets condition PodScheduled=True. Binding metadata.uid/resourceVersion are preconditions.
-  // Returns the bound pod (the HTTP layer answers successStatus(201)).
-  ApiResult<nlohmann::json> bind(std::string_view ns, std::string_view name,
-                                 const nlohmann::json& binding);
+  // Returns the bound pod's resourceVersion (the HTTP layer answers successStatus(201)).
+  ApiResult<std::string> bind(std::string_view ns, std::string_view name,
+                              const nlohmann::json& binding);
 
   // The current resourceVersion ("0" before the first write).
   std::string resourceVersion() const;
