@@ -13,27 +13,27 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/t
 
 # Every build is a unity build (several sources per compiler run): CI compiles three times on two
 # cores. The tests run in the sanitizer builds only, where they find more than optimised builds do.
-echo "== release build (g++ -O2): berth and the benchmarks"
+echo "== release build (g++ -O2): berth and the benchmarks (at ${SECONDS} s)"
 scripts/build.sh build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
   -DCMAKE_UNITY_BUILD=ON -- --target berth berth_bench berth-perf berth-soak
 
-echo "== deploy/, the Helm chart and the Dockerfile"
+echo "== deploy/, the Helm chart and the Dockerfile (at ${SECONDS} s)"
 scripts/check-deploy.sh build/bin/berth
 
-echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run)"
+echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run) (at ${SECONDS} s)"
 build/bin/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
 
-echo "== asan+ubsan build (clang -O0) with the fuzz targets"
+echo "== asan+ubsan build (clang -O0) with the fuzz targets (at ${SECONDS} s)"
 CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \
   -DBERTH_SANITIZE=ON -DBERTH_FUZZ=ON -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
 ctest --test-dir build-asan --output-on-failure -j"$(nproc)"
 scripts/fuzz.sh 20 build-asan
 
-echo "== tsan build (clang -O1)"
+echo "== tsan build (clang -O1) (at ${SECONDS} s)"
 CXX=clang++ scripts/build.sh build-tsan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O1 -g1" \
   -DBERTH_TSAN=ON -DBERTH_BUILD_BENCH=OFF -DCMAKE_UNITY_BUILD=ON
 ctest --test-dir build-tsan --output-on-failure -j"$(nproc)"
 
-echo "== static analysis"
+echo "== static analysis (at ${SECONDS} s)"
 scripts/lint.sh
-echo "all tests passed"
+echo "all tests passed (${SECONDS} s)"

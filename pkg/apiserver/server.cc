@@ -27,6 +27,13 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
+// One chunk of a chunked body, framed as Beast's make_chunk frames it: size in hex, CRLF, data, CRLF.
+void appendChunk(std::string& out, std::string_view data) {
+  char size[20];
+  const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());
+  out.append(size, static_cast<size_t>(n)).append(data).append("\r\n");
+}
+
 // kube-apiserver's limit on request bodies (3 MiB).
 constexpr uint64_t kMaxBody = 3 * 1024 * 1024;
 // How long a watch waits for an event before it checks the peer, the deadline and the hooks.
@@ -382,20 +389,9 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
     if (event) {
       // The events queued meanwhile go out in the same write, each still its own chunk (as
       // kube-apiserver frames them): under load one system call carries many events.
-      std::vector<WatchEvent> more = w->drain();
-      if (more.empty()) {
-        open = writeLine(toJsonText(event->toJson()) + "\n");
-        continue;
-      }
       std::string chunks;
-      auto addChunk = [&chunks](const WatchEvent& e) {
-        const std::string line = toJsonText(e.toJson()) + "\n";
-        char size[20];
-        const int n = std::snprintf(size, sizeof size, "%zx\r\n", line.size());
-        chunks.append(size, static_cast<size_t>(n)).append(line).append("\r\n");
-      };
-      addChunk(*event);
-      for (const WatchEvent& e : more) addChunk(e);
+      appendChunk(chunks, toJsonText(event->toJson()) + "\n");
+      for (const WatchEvent& e : w->drain()) appendChunk(chunks, toJsonText(e.toJson()) + "\n");
       net::write(stream, net::buffer(chunks), ec);
       open = !ec;
       continue;

@@ -103,9 +103,9 @@ class Framework {
 
  private:
   Framework() = default;
-  // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
   const ScorePlugin* scorePlugin(std::string_view name) const;
-  std::vector<size_t> activeScorePlugins(const CycleState& state) const;
+  std::vector<size_t> activeScorePlugins(const CycleState& state) const;  // indexes into score_
+  // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
   template <typename Call>
   Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
 
