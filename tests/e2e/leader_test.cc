@@ -30,6 +30,7 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/loopback.h"
 #include "tests/support/objects.h"
 
 namespace berth {
@@ -72,54 +73,33 @@ uint64_t resourceVersionOf(const json& object) {
 class StallingProxy {
  public:
   explicit StallingProxy(uint16_t upstreamPort) : upstreamPort_(upstreamPort) {
-    listenFd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address = loopback(0);
-    socklen_t length = sizeof address;
-    if (listenFd_ < 0 || ::bind(listenFd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(listenFd_, 64) != 0 ||
-        ::getsockname(listenFd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(address.sin_port);
-    acceptThread_ = std::thread([this] { acceptLoop(); });
+    if (listener_.port() != 0) acceptThread_ = std::thread([this] { acceptLoop(); });
   }
   ~StallingProxy() {
     stopping_ = true;
     if (acceptThread_.joinable()) acceptThread_.join();
     for (std::thread& t : relays_) t.join();
-    if (listenFd_ >= 0) ::close(listenFd_);
   }
   StallingProxy(const StallingProxy&) = delete;
   StallingProxy& operator=(const StallingProxy&) = delete;
 
   // 0 when the proxy could not listen.
-  uint16_t port() const { return port_; }
+  uint16_t port() const { return listener_.port(); }
   void stall(std::string needle) {
     std::lock_guard lock(mu_);
     needle_ = std::move(needle);
   }
 
  private:
-  static sockaddr_in loopback(uint16_t port) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(port);
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    return address;
-  }
-
   void acceptLoop() {
     while (!stopping_) {
-      pollfd p{listenFd_, POLLIN, 0};
+      pollfd p{listener_.fd(), POLLIN, 0};
       if (::poll(&p, 1, 50) <= 0) continue;
-      const int client = ::accept4(listenFd_, nullptr, nullptr, SOCK_CLOEXEC);
+      const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) continue;
-      const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      const sockaddr_in address = loopback(upstreamPort_);
-      if (upstream < 0 ||
-          ::connect(upstream, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      const int upstream = test::connectLoopback(upstreamPort_);
+      if (upstream < 0) {
         ::close(client);
-        if (upstream >= 0) ::close(upstream);
         continue;
       }
       relays_.emplace_back([this, client, upstream] { relay(client, upstream); });
@@ -161,8 +141,7 @@ class StallingProxy {
   }
 
   const uint16_t upstreamPort_;
-  int listenFd_ = -1;
-  uint16_t port_ = 0;
+  test::LoopbackListener listener_;
   std::atomic<bool> stopping_{false};
   std::thread acceptThread_;
   std::vector<std::thread> relays_;  // touched by the accept thread only, until it is joined

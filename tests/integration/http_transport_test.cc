@@ -24,6 +24,7 @@
 #include "pkg/apiserver/store.h"
 #include "pkg/client/rest.h"
 #include "tests/support/certs.h"
+#include "tests/support/loopback.h"
 
 namespace berth {
 namespace {
@@ -31,42 +32,6 @@ namespace {
 using apiserver::Resource;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-
-sockaddr_in loopback(uint16_t port) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(port);
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return address;
-}
-
-// A listening socket on loopback; 0 as port() when it could not listen.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in address = loopback(0);
-    socklen_t length = sizeof address;
-    if (fd_ < 0 || ::bind(fd_, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-        ::listen(fd_, 64) != 0 ||
-        ::getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-      return;
-    }
-    port_ = ntohs(address.sin_port);
-  }
-  ~Listener() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-
-  int fd() const { return fd_; }
-  uint16_t port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  uint16_t port_ = 0;
-};
 
 // A TCP relay in front of the API server that counts the connections clients open and can close
 // them all at once, as a server (or a load balancer) closing idle keep-alive connections does.
@@ -109,12 +74,9 @@ class CountingProxy {
       if (::poll(&p, 1, 20) <= 0) continue;
       const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
       if (client < 0) continue;
-      const int upstream = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-      const sockaddr_in address = loopback(upstreamPort_);
-      if (upstream < 0 ||
-          ::connect(upstream, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
+      const int upstream = test::connectLoopback(upstreamPort_);
+      if (upstream < 0) {
         ::close(client);
-        if (upstream >= 0) ::close(upstream);
         continue;
       }
       ++accepted_;
@@ -145,7 +107,7 @@ class CountingProxy {
   }
 
   const uint16_t upstreamPort_;
-  Listener listener_;
+  test::LoopbackListener listener_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> accepted_{0};
   std::thread acceptThread_;
@@ -281,10 +243,9 @@ TEST_F(HttpTransportTest, SurvivesARestartOfTheServer) {
   // Listening again (the probe is a connection of its own, not the client's).
   const auto until = std::chrono::steady_clock::now() + 10s;
   for (bool listening = false; !listening && std::chrono::steady_clock::now() < until;) {
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    const sockaddr_in address = loopback(server_->port());
-    listening = ::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) == 0;
-    ::close(fd);
+    const int fd = test::connectLoopback(server_->port());
+    listening = fd >= 0;
+    if (listening) ::close(fd);
     if (!listening) std::this_thread::sleep_for(10ms);
   }
   server_->clearRequestLog();
@@ -309,7 +270,8 @@ TEST_F(HttpTransportTest, APostIsNotRetriedAfterA5xxAndTheConnectionStaysUsable)
 }
 
 TEST_F(HttpTransportTest, AServerThatDoesNotAnswerTimesOut) {
-  Listener silent;  // connections complete in the backlog; nothing ever reads or answers
+  // Connections complete in the backlog; nothing ever reads or answers.
+  test::LoopbackListener silent;
   ASSERT_NE(silent.port(), 0);
   auto c = makeClient(httpUrl(silent.port()), /*maxRetries=*/0, /*requestTimeout=*/300ms);
   const auto start = std::chrono::steady_clock::now();
@@ -323,7 +285,7 @@ TEST_F(HttpTransportTest, AServerThatDoesNotAnswerTimesOut) {
 }
 
 TEST_F(HttpTransportTest, AStopRequestAbortsAnInFlightRequest) {
-  Listener silent;
+  test::LoopbackListener silent;
   ASSERT_NE(silent.port(), 0);
   auto c = makeClient(httpUrl(silent.port()), /*maxRetries=*/0, /*requestTimeout=*/60s);
   std::stop_source stop;
