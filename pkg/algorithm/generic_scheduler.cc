@@ -23,6 +23,34 @@ void prefetchNode(const framework::NodeInfo& node) {
   node.labels().prefetch();
 }
 
+// Gathers a cycle's rejections, in visiting order, into the diagnosis (upstream's NodeToStatus and
+// UnschedulablePlugins). A status that is an error rather than a rejection ends the cycle instead.
+class RejectionRecorder {
+ public:
+  explicit RejectionRecorder(framework::Diagnosis& diagnosis) : diagnosis_(diagnosis) {}
+
+  // False when `st` is an error: it is moved into `error`.
+  bool add(const framework::NodeInfo& node, Status st, Status& error) {
+    if (!st.isRejected()) {
+      error = std::move(st);
+      return false;
+    }
+    if (std::find(plugins_.begin(), plugins_.end(), st.plugin()) == plugins_.end()) {
+      plugins_.push_back(st.plugin());
+    }
+    diagnosis_.nodeToStatus.emplace_back(node.name(), std::move(st));
+    return true;
+  }
+
+  void finish() {
+    for (auto p : plugins_) diagnosis_.unschedulablePlugins.emplace(p);
+  }
+
+ private:
+  framework::Diagnosis& diagnosis_;
+  std::vector<std::string_view> plugins_;  // distinct rejecting plugins, few
+};
+
 }  // namespace
 
 GenericScheduler::GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
@@ -65,7 +93,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   framework::PreFilterResult pre;
   auto started = std::chrono::steady_clock::now();
   Status s = fw.runPreFilterPlugins(state, pod, pre, diagnosis.unschedulablePlugins);
-  out.extensionPoints.push_back({"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
+  out.extensionPoints.push_back(
+      {"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     if (!s.isRejected()) {
       out.status = std::move(s);
@@ -94,7 +123,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
       if (const auto* n = snapshot.get(name)) nodes.push_back(n);
     }
     std::string plugins;
-    for (const auto& p : diagnosis.unschedulablePlugins) plugins += (plugins.empty() ? "" : " ") + p;
+    for (const auto& p : diagnosis.unschedulablePlugins)
+      plugins += (plugins.empty() ? "" : " ") + p;
     diagnosis.absentNodesStatus = Status(Code::UnschedulableAndUnresolvable,
                                          "node(s) didn't satisfy plugin(s) [" + plugins + "]");
   } else {
@@ -113,10 +143,10 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   }
   std::vector<size_t> positions;
   Status filterError;
-  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, positions,
-                                                          diagnosis, filterError)
-                        : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis,
-                                                   filterError);
+  out.feasible =
+      reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, positions, diagnosis,
+                                               filterError)
+             : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis, filterError);
   out.evaluatedNodes = static_cast<int>(out.feasible.size() + diagnosis.nodeToStatus.size());
   if (!filterError.isSuccess()) {
     out.status = std::move(filterError);
@@ -196,30 +226,21 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
             [](const auto& a, const auto& b) { return a.first < b.first; });
 
   std::vector<const framework::NodeInfo*> feasible;
-  std::vector<std::string_view> plugins;  // distinct rejecting plugins, few
+  diagnosis.nodeToStatus.reserve(rejected.size());
+  RejectionRecorder rejections(diagnosis);
   size_t processed = 0;
   auto next = rejected.begin();
-  diagnosis.nodeToStatus.reserve(rejected.size());
   for (size_t i = 0; i < n && feasible.size() < want; ++i) {
     if (verdict[i] == kUnvisited) continue;
     processed = i + 1;
     const framework::NodeInfo* node = nodes[(start + i) % n];
     if (verdict[i] == kFeasible) {
       feasible.push_back(node);
-      continue;
-    }
-    Status& st = next->second;
-    ++next;
-    if (!st.isRejected()) {
-      error = std::move(st);
+    } else if (!rejections.add(*node, std::move((next++)->second), error)) {
       return {};
     }
-    if (std::find(plugins.begin(), plugins.end(), st.plugin()) == plugins.end()) {
-      plugins.push_back(st.plugin());
-    }
-    diagnosis.nodeToStatus.emplace_back(node->name(), std::move(st));
   }
-  for (auto p : plugins) diagnosis.unschedulablePlugins.emplace(p);
+  rejections.finish();
   if (numAllNodes > 0) next_start_node_index_ = (next_start_node_index_ + processed) % numAllNodes;
   return feasible;
 }
@@ -260,25 +281,17 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   std::vector<const framework::NodeInfo*> feasible;
   feasible.reserve(n);
   positions.reserve(n);
-  std::vector<std::string_view> plugins;
+  RejectionRecorder rejections(diagnosis);
   const size_t start = next_start_node_index_ % n;
   for (size_t k = 0, i = start; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     if (results.nodes[i].feasible) {
       feasible.push_back(nodes[i]);
       positions.push_back(i);
-      continue;
-    }
-    const Status& st = results.rejections[i];
-    if (!st.isRejected()) {
-      error = st;
+    } else if (!rejections.add(*nodes[i], results.rejections[i], error)) {
       return {};
     }
-    if (std::find(plugins.begin(), plugins.end(), st.plugin()) == plugins.end()) {
-      plugins.push_back(st.plugin());
-    }
-    diagnosis.nodeToStatus.emplace_back(nodes[i]->name(), st);
   }
-  for (auto p : plugins) diagnosis.unschedulablePlugins.emplace(p);
+  rejections.finish();
   return feasible;
 }
 
@@ -329,8 +342,9 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
 }
 
 size_t GenericScheduler::selectHost(const std::vector<int64_t>& totals) {
-  // Ties are broken uniformly at random: count the nodes with the best total, then draw one of them.
-  // (One draw per cycle: at thousands of equally empty nodes a draw per tie cost more than scoring.)
+  // Ties are broken uniformly at random: count the nodes with the best total, then draw one of
+  // them. (One draw per cycle: at thousands of equally empty nodes a draw per tie cost more than
+  // scoring.)
   if (totals.empty()) return 0;
   const int64_t best = *std::max_element(totals.begin(), totals.end());
   const auto ties = static_cast<size_t>(std::count(totals.begin(), totals.end(), best));

@@ -4,21 +4,15 @@
 // partitions one process only. The Store's single resourceVersion orders every pod binding and
 // Lease write, so "before" and "after" below are exact, not timing guesses.
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <regex>
@@ -30,17 +24,17 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
-#include "tests/support/loopback.h"
 #include "tests/support/objects.h"
+#include "tests/support/relay.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
-using test::nodeJson;
-using test::podJson;
 using apiserver::Resource;
 using std::chrono::milliseconds;
+using test::nodeJson;
+using test::podJson;
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
 
@@ -66,93 +60,10 @@ uint64_t resourceVersionOf(const json& object) {
   return std::stoull(object["metadata"].value("resourceVersion", "0"));
 }
 
-// A TCP relay in front of one API server that can stall the connections carrying some requests:
-// from stall() on, a connection that sends bytes containing the needle is never forwarded nor
-// answered again, as when a network drops the packets. berth's lease client keeps connections of
-// its own, so stalling "/leases/" hangs the renewals while scheduling traffic still flows.
-class StallingProxy {
- public:
-  explicit StallingProxy(uint16_t upstreamPort) : upstreamPort_(upstreamPort) {
-    if (listener_.port() != 0) acceptThread_ = std::thread([this] { acceptLoop(); });
-  }
-  ~StallingProxy() {
-    stopping_ = true;
-    if (acceptThread_.joinable()) acceptThread_.join();
-    for (std::thread& t : relays_) t.join();
-  }
-  StallingProxy(const StallingProxy&) = delete;
-  StallingProxy& operator=(const StallingProxy&) = delete;
-
-  // 0 when the proxy could not listen.
-  uint16_t port() const { return listener_.port(); }
-  void stall(std::string needle) {
-    std::lock_guard lock(mu_);
-    needle_ = std::move(needle);
-  }
-
- private:
-  void acceptLoop() {
-    while (!stopping_) {
-      pollfd p{listener_.fd(), POLLIN, 0};
-      if (::poll(&p, 1, 50) <= 0) continue;
-      const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      const int upstream = test::connectLoopback(upstreamPort_);
-      if (upstream < 0) {
-        ::close(client);
-        continue;
-      }
-      relays_.emplace_back([this, client, upstream] { relay(client, upstream); });
-    }
-  }
-
-  // Copies bytes both ways until either side closes, or forever (until the proxy stops) once
-  // the connection is stalled.
-  void relay(int client, int upstream) {
-    bool stalled = false;
-    char buffer[16384];
-    while (!stopping_) {
-      if (stalled) {
-        std::this_thread::sleep_for(50ms);
-        continue;
-      }
-      pollfd p[2] = {{client, POLLIN, 0}, {upstream, POLLIN, 0}};
-      if (::poll(p, 2, 50) <= 0) continue;
-      bool closed = false;
-      for (int i = 0; i < 2 && !closed && !stalled; ++i) {
-        if (p[i].revents == 0) continue;
-        const ssize_t n = ::recv(p[i].fd, buffer, sizeof buffer, 0);
-        if (n <= 0) {
-          closed = true;
-          break;
-        }
-        if (i == 0) {
-          std::lock_guard lock(mu_);
-          stalled =
-              !needle_.empty() && std::string_view(buffer, static_cast<size_t>(n)).find(needle_) !=
-                                      std::string_view::npos;
-        }
-        if (!stalled) ::send(p[1 - i].fd, buffer, static_cast<size_t>(n), MSG_NOSIGNAL);
-      }
-      if (closed) break;
-    }
-    ::close(client);
-    ::close(upstream);
-  }
-
-  const uint16_t upstreamPort_;
-  test::LoopbackListener listener_;
-  std::atomic<bool> stopping_{false};
-  std::thread acceptThread_;
-  std::vector<std::thread> relays_;  // touched by the accept thread only, until it is joined
-  std::mutex mu_;
-  std::string needle_;
-};
-
 // One berth process and the API server it alone talks to.
 struct Replica {
   std::unique_ptr<apiserver::Server> server;
-  std::unique_ptr<StallingProxy> proxy;  // between the process and its server, when asked for
+  std::unique_ptr<test::TcpRelay> proxy;  // between the process and its server, when asked for
   test::BerthProcessPtr process;
   std::string identity;     // the Lease holderIdentity it writes
   uint16_t healthPort = 0;  // /healthz /readyz /metrics
@@ -219,7 +130,7 @@ class LeaderElection : public testing::Test {
     r.server = std::move(*server);
     std::string url = r.server->url();
     if (proxied) {
-      r.proxy = std::make_unique<StallingProxy>(r.server->port());
+      r.proxy = std::make_unique<test::TcpRelay>(r.server->port());
       ASSERT_NE(r.proxy->port(), 0) << "the proxy could not listen";
       url = "http://127.0.0.1:" + std::to_string(r.proxy->port());
     }
@@ -311,16 +222,18 @@ class LeaderElection : public testing::Test {
     std::map<std::string, int> total;
     // A server records a request after answering it, so a pod can show its node a moment before
     // its Binding is in the log: wait until every pod has one.
-    test::eventually([&] {
-      total.clear();
-      for (size_t i = 0; i < replicas_.size(); ++i) {
-        for (const auto& [name, count] : bindingsThrough(i)) total[name] += count;
-      }
-      for (const std::string& name : podNames_) {
-        if (total[name] == 0) return false;
-      }
-      return true;
-    }, 5s);
+    test::eventually(
+        [&] {
+          total.clear();
+          for (size_t i = 0; i < replicas_.size(); ++i) {
+            for (const auto& [name, count] : bindingsThrough(i)) total[name] += count;
+          }
+          for (const std::string& name : podNames_) {
+            if (total[name] == 0) return false;
+          }
+          return true;
+        },
+        5s);
     for (const std::string& name : podNames_) EXPECT_EQ(total[name], 1) << "pod " << name;
     EXPECT_EQ(total.size(), podNames_.size());
   }
@@ -506,6 +419,8 @@ TEST_F(LeaderElection, LeaderWhoseRenewalsHangExitsWithinTheRenewDeadline) {
   createPods("before-", 10);
   ASSERT_TRUE(test::eventually([&] { return allBound(); }, 10s));
 
+  // berth's lease client keeps connections of its own, so this hangs the renewals while
+  // scheduling traffic still flows.
   replicas_[0].proxy->stall("/leases/");
   const auto stalled = Clock::now();
   std::optional<Clock::time_point> exited, acquired;

@@ -3,18 +3,12 @@
 
 #include "pkg/client/http_transport.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
-#include <netinet/in.h>
-#include <poll.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <chrono>
-#include <list>
 #include <memory>
-#include <mutex>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -25,6 +19,7 @@
 #include "pkg/client/rest.h"
 #include "tests/support/certs.h"
 #include "tests/support/loopback.h"
+#include "tests/support/relay.h"
 
 namespace berth {
 namespace {
@@ -32,89 +27,6 @@ namespace {
 using apiserver::Resource;
 using json = nlohmann::json;
 using namespace std::chrono_literals;
-
-// A TCP relay in front of the API server that counts the connections clients open and can close
-// them all at once, as a server (or a load balancer) closing idle keep-alive connections does.
-class CountingProxy {
- public:
-  explicit CountingProxy(uint16_t upstreamPort) : upstreamPort_(upstreamPort) {
-    acceptThread_ = std::thread([this] { acceptLoop(); });
-  }
-  ~CountingProxy() {
-    stopping_ = true;
-    acceptThread_.join();
-    for (std::thread& t : relays_) t.join();
-  }
-  CountingProxy(const CountingProxy&) = delete;
-  CountingProxy& operator=(const CountingProxy&) = delete;
-
-  uint16_t port() const { return listener_.port(); }
-  int accepted() const { return accepted_.load(); }
-  // Closes every relayed connection; the client has seen the FIN when this returns.
-  void closeAll() {
-    std::lock_guard lock(mu_);
-    for (Link& link : links_) {
-      if (link.open) {
-        ::shutdown(link.client, SHUT_RDWR);
-        ::shutdown(link.upstream, SHUT_RDWR);
-      }
-    }
-  }
-
- private:
-  struct Link {
-    int client;
-    int upstream;
-    bool open = true;  // guarded by mu_; the relay closes the descriptors after clearing it
-  };
-
-  void acceptLoop() {
-    while (!stopping_) {
-      pollfd p{listener_.fd(), POLLIN, 0};
-      if (::poll(&p, 1, 20) <= 0) continue;
-      const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
-      if (client < 0) continue;
-      const int upstream = test::connectLoopback(upstreamPort_);
-      if (upstream < 0) {
-        ::close(client);
-        continue;
-      }
-      ++accepted_;
-      Link* link = nullptr;
-      {
-        std::lock_guard lock(mu_);
-        link = &links_.emplace_back(Link{client, upstream});
-      }
-      relays_.emplace_back([this, link] { relay(*link); });
-    }
-  }
-
-  void relay(Link& link) {
-    char buffer[16384];
-    for (bool open = true; open && !stopping_;) {
-      pollfd p[2] = {{link.client, POLLIN, 0}, {link.upstream, POLLIN, 0}};
-      if (::poll(p, 2, 20) <= 0) continue;
-      for (int i = 0; i < 2 && open; ++i) {
-        if (p[i].revents == 0) continue;
-        const ssize_t n = ::recv(p[i].fd, buffer, sizeof buffer, 0);
-        open = n > 0 && ::send(p[1 - i].fd, buffer, static_cast<size_t>(n), MSG_NOSIGNAL) == n;
-      }
-    }
-    std::lock_guard lock(mu_);
-    link.open = false;
-    ::close(link.client);
-    ::close(link.upstream);
-  }
-
-  const uint16_t upstreamPort_;
-  test::LoopbackListener listener_;
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> accepted_{0};
-  std::thread acceptThread_;
-  std::vector<std::thread> relays_;  // touched by the accept thread only, until it is joined
-  std::mutex mu_;
-  std::list<Link> links_;
-};
 
 json transportPod(const std::string& name) {
   return {{"apiVersion", "v1"},
@@ -174,7 +86,7 @@ TEST(HttpTransport, ReusesOneConnectionForSequentialRequests) {
   apiserver::Store store;
   auto server = apiserver::Server::start(store, {});
   ASSERT_TRUE(server.ok()) << server.error().message;
-  CountingProxy proxy((*server)->port());
+  test::TcpRelay proxy((*server)->port());
   ASSERT_NE(proxy.port(), 0);
   auto c = makeClient(httpUrl(proxy.port()));
   for (int i = 0; i < 50; ++i) {
@@ -198,7 +110,7 @@ TEST(HttpTransport, ConcurrentCallersShareABoundedSetOfConnections) {
   auto server = apiserver::Server::start(store, {});
   ASSERT_TRUE(server.ok()) << server.error().message;
   ASSERT_TRUE(store.create(Resource::Pods, "default", transportPod("a")).ok());
-  CountingProxy proxy((*server)->port());
+  test::TcpRelay proxy((*server)->port());
   auto c = makeClient(httpUrl(proxy.port()));
   constexpr int kThreads = 6;
   std::atomic<int> failures{0};
@@ -217,7 +129,7 @@ TEST(HttpTransport, ConcurrentCallersShareABoundedSetOfConnections) {
 }
 
 TEST_F(HttpTransportTest, IdleConnectionsClosedByTheServerAreNotUsed) {
-  CountingProxy proxy(server_->port());
+  test::TcpRelay proxy(server_->port());
   auto c = makeClient(httpUrl(proxy.port()), /*maxRetries=*/0);
   ASSERT_TRUE(c->get(client::kPods, "default", "a").ok());
 
@@ -256,7 +168,7 @@ TEST_F(HttpTransportTest, SurvivesARestartOfTheServer) {
 }
 
 TEST_F(HttpTransportTest, APostIsNotRetriedAfterA5xxAndTheConnectionStaysUsable) {
-  CountingProxy proxy(server_->port());
+  test::TcpRelay proxy(server_->port());
   auto c = makeClient(httpUrl(proxy.port()), /*maxRetries=*/3);
   server_->clearRequestLog();
   server_->failNextRequests(1, 500);
@@ -356,7 +268,7 @@ class HttpsTransportTest : public ::testing::Test {
 
 TEST_F(HttpsTransportTest, VerifiesTheServerAndReusesTheConnection) {
   startServer();
-  CountingProxy proxy(server_->port());
+  test::TcpRelay proxy(server_->port());
   auto c = makeClient(config("https://127.0.0.1:" + std::to_string(proxy.port())));
   for (int i = 0; i < 20; ++i) {
     auto r = c->create(client::kPods, "default", transportPod("p" + std::to_string(i)));
