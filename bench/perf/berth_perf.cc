@@ -1,7 +1,8 @@
 // berth-perf: a scheduler_perf-like end-to-end benchmark through real HTTP. Starts the embedded API
 // server with N nodes, runs the real `berth` daemon in its own process against it, creates M
 // pending pods as fast as possible and waits until every one is bound. Then measures the same
-// server's raw binding rate driven by the same client library: the physical limit here.
+// server's raw binding rate driven by the same client library (the physical limit here), and the
+// rate of a binding plus its Scheduled event (the daemon's own writes per pod, with no scheduling).
 //
 //   berth-perf --nodes 5000 --pods 10000 [--config FILE] [--json]
 
@@ -76,10 +77,14 @@ long peakRssKiB(pid_t pid) {
 }
 
 // POSTs `count` bindings from `threads` threads through one RestClient: the rate the server and
-// the client library sustain for the daemon's busiest request, without any scheduling.
-double rawBindRate(apiserver::Store& store, const std::string& url, int count, int threads) {
+// the client library sustain for the daemon's busiest request, without any scheduling. With
+// `withEvent`, each binding is followed by the Scheduled event the daemon writes for it: the rate
+// of the daemon's own writes per pod, the ceiling for any scheduler on this server.
+double rawBindRate(apiserver::Store& store, const std::string& url, int count, int threads,
+                   bool withEvent) {
+  const std::string prefix = withEvent ? "raw-event-" : "raw-";
   for (int i = 0; i < count; ++i) {
-    (void)store.create(Resource::Pods, "perf", makePod("raw-" + std::to_string(i), "nobody"));
+    (void)store.create(Resource::Pods, "perf", makePod(prefix + std::to_string(i), "nobody"));
   }
   client::RestConfig config;
   config.server = url;
@@ -93,12 +98,27 @@ double rawBindRate(apiserver::Store& store, const std::string& url, int count, i
   for (int t = 0; t < threads; ++t) {
     workers.emplace_back([&] {
       for (int i = next++; i < count; i = next++) {
-        std::string name = "raw-" + std::to_string(i);
+        std::string name = prefix + std::to_string(i);
         json binding = {{"apiVersion", "v1"},
                         {"kind", "Binding"},
                         {"metadata", {{"name", name}, {"namespace", "perf"}}},
                         {"target", {{"kind", "Node"}, {"name", "node-0"}}}};
         (void)(*rest)->post(client::kPods, "perf", name, "binding", binding);
+        if (!withEvent) continue;
+        json event = {
+            {"apiVersion", "events.k8s.io/v1"},
+            {"kind", "Event"},
+            {"metadata", {{"name", name + ".187d3f2a9c1b0e00"}, {"namespace", "perf"}}},
+            {"eventTime", "2026-12-01T00:00:00.000000Z"},
+            {"reportingController", "berth"},
+            {"reportingInstance", "berth-perf"},
+            {"action", "Binding"},
+            {"reason", "Scheduled"},
+            {"regarding",
+             {{"kind", "Pod"}, {"apiVersion", "v1"}, {"namespace", "perf"}, {"name", name}}},
+            {"note", "Successfully assigned perf/" + name + " to node-0"},
+            {"type", "Normal"}};
+        (void)(*rest)->create(client::kEventsV1, "perf", event);
       }
     });
   }
@@ -225,7 +245,8 @@ int run(const std::vector<std::string>& args) {
 
   double span = std::chrono::duration<double>(lastBind - firstBind).count();
   double podsPerSecond = span > 0 ? static_cast<double>(bound - 1) / span : 0;
-  double raw = rawBindRate(store, (*server)->url(), 5000, 16);
+  double raw = rawBindRate(store, (*server)->url(), 5000, 16, false);
+  double rawWithEvents = rawBindRate(store, (*server)->url(), 5000, 16, true);
   json result = {{"nodes", nodes},
                  {"pods", pods},
                  {"bound", bound},
@@ -234,6 +255,7 @@ int run(const std::vector<std::string>& args) {
                  {"p99_ms", percentile(latenciesMs, 0.99)},
                  {"daemon_peak_rss_mib", static_cast<double>(rssKiB) / 1024.0},
                  {"raw_bind_per_second", raw},
+                 {"raw_bind_and_event_per_second", rawWithEvents},
                  {"config", configPath.empty() ? "default" : configPath}};
   if (asJson) {
     std::cout << result.dump() << "\n";
@@ -241,7 +263,8 @@ int run(const std::vector<std::string>& args) {
     std::cout << "nodes " << nodes << ", pods " << pods << ": " << bound << " bound, "
               << podsPerSecond << " pods/s (first to last bind), p50 " << result["p50_ms"]
               << " ms, p99 " << result["p99_ms"] << " ms create-to-bound, daemon peak RSS "
-              << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw << "/s\n";
+              << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw
+              << "/s, with each binding's Scheduled event " << rawWithEvents << " pods/s\n";
   }
   std::remove(kubeconfig.c_str());
   return bound == pods ? 0 : 1;
