@@ -139,15 +139,9 @@ int run(const std::vector<std::string>& args) {
   flags.addString("config", &configPath, "KubeSchedulerConfiguration for the daemon");
   flags.addString("berth", &berthBinary, "The berth binary to run");
   flags.addBool("json", &asJson, "Print one JSON object");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << "Usage: berth-perf [flags]\n\nFlags:\n" << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) {
-    std::cerr << "Error: " << parsed.error().message << "\n";
-    return 2;
-  }
+  const cmd::CommandLine cli =
+      flags.parseCommandLine(args, "Usage: berth-perf [flags]\n\nFlags:\n");
+  if (cli.exitCode) return *cli.exitCode;
 
   client::initializeClientThreads(2);  // before any cpprestsdk use (deps-spike.md)
   apiserver::StoreOptions storeOptions;

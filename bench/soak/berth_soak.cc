@@ -121,6 +121,23 @@ json makeNode(const std::string& name, int64_t index) {
           {"status", {{"allocatable", allocatable}, {"capacity", allocatable}}}};
 }
 
+// The node churn's edits of a node's spec, named in nodeStats_ and the chaos log by nodeChangeName.
+enum class NodeChange { Cordon, Uncordon, Taint, Untaint };
+constexpr const char* nodeChangeName(NodeChange change) {
+  switch (change) {
+    case NodeChange::Cordon:
+      return "cordoned";
+    case NodeChange::Uncordon:
+      return "uncordoned";
+    case NodeChange::Taint:
+      return "tainted";
+    case NodeChange::Untaint:
+      return "untainted";
+    default:
+      return "unknown";
+  }
+}
+
 enum class PodKind { Plain, Selector, Tolerating, Medium, TooBig };
 constexpr const char* kindName(PodKind kind) {
   switch (kind) {
@@ -503,7 +520,11 @@ class Soak {
   void injectFault(Time now);
   void killLeader(Time now);
   void startOutage(Time now);
-  void setNodeSpec(const std::string& name, bool cordon, bool uncordon, bool taint, bool untaint);
+  // Writes `change` into the Store's node `name`, if it exists; the chaos taint is rewritten by
+  // every change: kept (once, last) unless the change is Untaint.
+  void setNodeSpec(const std::string& name, NodeChange change);
+  // Applies `change` to node `name`, counts it in nodeStats_ and logs it as chaos.
+  void changeNode(Time now, const std::string& name, NodeChange change);
   // Starts a window in which pods are not judged, until a replica next acquires the lease.
   void suspend(Time now) {
     if (!suspended_) suspendedSince_ = now;
@@ -1095,22 +1116,31 @@ void Soak::deleteDuePods(Time now) {
   }
 }
 
-void Soak::setNodeSpec(const std::string& name, bool cordon, bool uncordon, bool taint,
-                       bool untaint) {
+void Soak::setNodeSpec(const std::string& name, NodeChange change) {
   auto node = store_.get(Resource::Nodes, "", name);
   if (!node.ok()) return;
   json& spec = (*node)["spec"];
-  if (cordon) spec["unschedulable"] = true;
-  if (uncordon) spec.erase("unschedulable");
+  if (change == NodeChange::Cordon) spec["unschedulable"] = true;
+  if (change == NodeChange::Uncordon) spec.erase("unschedulable");
   json taints = json::array();
   for (const json& t : spec.value("taints", json::array())) {
     if (t.value("key", "") != kChaosKey) taints.push_back(t);
   }
   const bool hadChaos = taints.size() != spec.value("taints", json::array()).size();
-  if (taint || (hadChaos && !untaint))
+  if (change == NodeChange::Taint || (hadChaos && change != NodeChange::Untaint)) {
     taints.push_back({{"key", kChaosKey}, {"effect", "NoSchedule"}});
+  }
   spec["taints"] = taints;
   (void)store_.update(Resource::Nodes, "", name, *node);
+}
+
+void Soak::changeNode(Time now, const std::string& name, NodeChange change) {
+  setNodeSpec(name, change);
+  const std::string done = nodeChangeName(change);
+  ++nodeStats_[done];
+  std::string line = "node " + name + " " + done;
+  if (change == NodeChange::Taint) line += std::string(" ") + kChaosKey + ":NoSchedule";
+  chaos(now, line);
 }
 
 void Soak::churnNodes(Time now) {
@@ -1131,35 +1161,19 @@ void Soak::churnNodes(Time now) {
   switch (uniform(0, 5)) {
     case 0:
       if (static_cast<int64_t>(cordoned.size()) < target / 5 && !live.empty()) {
-        const std::string name = pick(live);
-        setNodeSpec(name, true, false, false, false);
-        ++nodeStats_["cordoned"];
-        chaos(now, "node " + name + " cordoned");
+        changeNode(now, pick(live), NodeChange::Cordon);
       }
       break;
     case 1:
-      if (!cordoned.empty()) {
-        const std::string name = pick(cordoned);
-        setNodeSpec(name, false, true, false, false);
-        ++nodeStats_["uncordoned"];
-        chaos(now, "node " + name + " uncordoned");
-      }
+      if (!cordoned.empty()) changeNode(now, pick(cordoned), NodeChange::Uncordon);
       break;
     case 2:
       if (static_cast<int64_t>(tainted.size()) < target / 5 && !live.empty()) {
-        const std::string name = pick(live);
-        setNodeSpec(name, false, false, true, false);
-        ++nodeStats_["tainted"];
-        chaos(now, "node " + name + " tainted " + kChaosKey + ":NoSchedule");
+        changeNode(now, pick(live), NodeChange::Taint);
       }
       break;
     case 3:
-      if (!tainted.empty()) {
-        const std::string name = pick(tainted);
-        setNodeSpec(name, false, false, false, true);
-        ++nodeStats_["untainted"];
-        chaos(now, "node " + name + " untainted");
-      }
+      if (!tainted.empty()) changeNode(now, pick(tainted), NodeChange::Untaint);
       break;
     case 4:
       if (static_cast<int64_t>(live.size()) > target * 4 / 5) {
@@ -1566,15 +1580,9 @@ int run(const std::vector<std::string>& args) {
   flags.addFloat("pods-per-second", &o.podsPerSecond, "Pod creation rate");
   flags.addString("berth", &o.berthBinary, "The berth binary to run");
   flags.addBool("keep-logs", &o.keepLogs, "Keep the log directory when the soak passes");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << "Usage: berth-soak [flags]\n\nFlags:\n" << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) {
-    std::cerr << "Error: " << parsed.error().message << "\n";
-    return 2;
-  }
+  const cmd::CommandLine cli =
+      flags.parseCommandLine(args, "Usage: berth-soak [flags]\n\nFlags:\n");
+  if (cli.exitCode) return *cli.exitCode;
   o.nodes = nodes;
   if (o.nodes < 5 || o.podsPerSecond <= 0 || o.duration < 30s) {
     std::cerr << "Error: --nodes must be at least 5, --pods-per-second positive and --duration at "

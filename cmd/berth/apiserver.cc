@@ -154,17 +154,13 @@ int apiserverCommand(const std::vector<std::string>& args) {
                   "certificate)");
   flags.addString("write-kubeconfig", &kubeconfigPath,
                   "Write a kubeconfig that reaches this server to this path");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) "
-                 "from memory,\nwith kube-apiserver's paths, status codes, watches and "
-                 "discovery, until SIGINT or SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\n"
-                 "Flags:\n"
-              << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) return fail(parsed.error().message);
-  if (!parsed->empty()) return fail("unexpected argument \"" + parsed->front() + "\"");
+  const CommandLine cli = flags.parseCommandLine(
+      args,
+      "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) from "
+      "memory,\nwith kube-apiserver's paths, status codes, watches and discovery, until SIGINT or "
+      "SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\nFlags:\n");
+  if (cli.exitCode) return *cli.exitCode;
+  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   if (port < 0 || port > 65535) return fail("--port: must be between 0 and 65535");
   if (certFile.empty() != keyFile.empty()) {
     return fail("--tls-cert-file and --tls-private-key-file must be set together");

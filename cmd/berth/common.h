@@ -5,12 +5,11 @@
 #include <stop_token>
 #include <string>
 
+#include "cmd/berth/flags.h"  // kExitUsage
 #include "pkg/client/config.h"
 #include "pkg/util/result.h"
 
 namespace berth::cmd {
-
-inline constexpr int kExitUsage = 2;
 
 // Prints "Error: MESSAGE" to stderr and returns kExitUsage.
 int fail(const std::string& message);

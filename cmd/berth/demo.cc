@@ -129,16 +129,13 @@ int demoCommand(const std::vector<std::string>& args) {
   int64_t verbosity = 0;
   FlagSet flags;
   flags.addInt("v", &verbosity, "number for the log level verbosity of the daemon");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << "Start the embedded API server with a sample cluster, run the berth daemon against "
-                 "it over HTTP,\nand show each placement and failure as it happens.\n\n"
-                 "Usage:\n  berth demo [flags]\n\nFlags:\n"
-              << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) return fail(parsed.error().message);
-  if (!parsed->empty()) return fail("unexpected argument \"" + parsed->front() + "\"");
+  const CommandLine cli = flags.parseCommandLine(
+      args,
+      "Start the embedded API server with a sample cluster, run the berth daemon against it over "
+      "HTTP,\nand show each placement and failure as it happens.\n\n"
+      "Usage:\n  berth demo [flags]\n\nFlags:\n");
+  if (cli.exitCode) return *cli.exitCode;
+  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   log::configure(log::Format::Text, static_cast<int>(verbosity));
 
   auto objects = api::decodeObjects(kDemoCluster);

@@ -253,15 +253,11 @@ int explainCommand(const std::vector<std::string>& args) {
                   "kubescheduler.config.k8s.io/v1) whose profiles the daemon runs");
   flags.addString("output", &output,
                   "Output format: table or json (as 'berth simulate --explain')");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << kExplainHelp << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) return fail(parsed.error().message);
-  if (parsed->empty()) return fail("requires one argument, NAMESPACE/POD");
-  if (parsed->size() > 1) return fail("unexpected argument \"" + (*parsed)[1] + "\"");
-  auto ref = parsePodRef(parsed->front());
+  const CommandLine cli = flags.parseCommandLine(args, kExplainHelp);
+  if (cli.exitCode) return *cli.exitCode;
+  if (cli.args.empty()) return fail("requires one argument, NAMESPACE/POD");
+  if (cli.args.size() > 1) return fail("unexpected argument \"" + cli.args[1] + "\"");
+  auto ref = parsePodRef(cli.args.front());
   if (!ref.ok()) return fail(ref.error().message);
   if (output != "table" && output != "json") {
     return fail("--output: must be table or json, got \"" + output + "\"");

@@ -1,8 +1,9 @@
 #include "cmd/berth/flags.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cctype>
+#include <charconv>
+#include <iostream>
 #include <optional>
 #include <sstream>
 
@@ -157,6 +158,19 @@ util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::str
     if (auto r = set(name, flag, *value); !r.ok()) return r.error();
   }
   return positional;
+}
+
+CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std::string_view help) {
+  auto parsed = parse(args);
+  if (helpRequested()) {
+    std::cout << help << usages();
+    return {.exitCode = 0};
+  }
+  if (!parsed.ok()) {
+    std::cerr << "Error: " << parsed.error().message << "\n";
+    return {.exitCode = kExitUsage};
+  }
+  return {.args = std::move(*parsed)};
 }
 
 std::string FlagSet::usages() const {

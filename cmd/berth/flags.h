@@ -2,17 +2,29 @@
 // A small command-line flag set in the style of spf13/pflag, which kube-scheduler uses:
 // --name=value or --name value, boolean flags with no value, -h/--help, and pflag's usage layout.
 
-#include <cstdint>
 #include <chrono>
+#include <cstdint>
 #include <map>
-#include <string_view>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 #include "pkg/util/result.h"
 
 namespace berth::cmd {
+
+// The exit code after a usage error (an unknown command or flag, a bad value); every failure that
+// cmd/berth reports with fail() ends with it too.
+inline constexpr int kExitUsage = 2;
+
+// A command line after FlagSet::parseCommandLine: either the command goes on with the positional
+// arguments, or it returns `exitCode` now (0 after --help, kExitUsage after a flag error).
+struct CommandLine {
+  std::optional<int> exitCode = std::nullopt;
+  std::vector<std::string> args = {};
+};
 
 class FlagSet {
  public:
@@ -28,6 +40,13 @@ class FlagSet {
   util::Result<std::vector<std::string>> parse(const std::vector<std::string>& args);
   bool changed(const std::string& name) const;
   bool helpRequested() const { return help_; }
+
+  // What every command does with its arguments: parse; when -h/--help was seen (before any bad
+  // flag: help wins over a later error), print `help` then usages() to stdout and end with 0; on a
+  // flag error print "Error: MESSAGE" to stderr and end with kExitUsage; otherwise go on with the
+  // positional arguments. Checking the positional arguments is left to the command.
+  [[nodiscard]] CommandLine parseCommandLine(const std::vector<std::string>& args,
+                                             std::string_view help);
 
   // pflag's FlagUsages: one line per flag, descriptions aligned, defaults shown.
   std::string usages() const;

@@ -74,17 +74,14 @@ int simulateCommand(const std::vector<std::string>& args) {
   flags.addBool("all-pending", &allPending,
                 "Place every pending pod, whatever its spec.schedulerName");
   flags.addUint("seed", &seed, "Seed for breaking ties between equally scored nodes");
-  auto parsed = flags.parse(args);
-  if (flags.helpRequested()) {
-    std::cout << "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
-                 "placement assumed before the next, with the same plugins and configuration as the\n"
-                 "daemon; print where each pod goes or the reason it fits nowhere.\n\n"
-                 "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n"
-              << flags.usages();
-    return 0;
-  }
-  if (!parsed.ok()) return fail(parsed.error().message);
-  if (!parsed->empty()) return fail("unexpected argument \"" + parsed->front() + "\"");
+  const CommandLine cli = flags.parseCommandLine(
+      args,
+      "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
+      "placement assumed before the next, with the same plugins and configuration as the\n"
+      "daemon; print where each pod goes or the reason it fits nowhere.\n\n"
+      "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n");
+  if (cli.exitCode) return *cli.exitCode;
+  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   if (cluster.empty()) return fail("required flag \"cluster\" not set");
   if (output != "table" && output != "json") {
     return fail("--output: must be table or json, got \"" + output + "\"");

@@ -44,8 +44,8 @@ std::string hostname() {
 
 }  // namespace
 
-util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bool* help,
-                                        std::string* usage) {
+util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
+                                        std::optional<int>* exitCode) {
   RunSettings s;
   std::string logFormat = "text";
   int64_t burst = 100;
@@ -100,12 +100,14 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bo
   flags.addDuration("leader-elect-retry-period", &retryPeriod,
                     "The duration the clients should wait between attempting acquisition and "
                     "renewal of a leadership");
-  auto parsed = flags.parse(args);
-  *help = flags.helpRequested();
-  *usage = std::string(kRunHelp) + flags.usages();
-  if (*help) return s;
-  if (!parsed.ok()) return parsed.error();
-  if (!parsed->empty()) return util::invalidArgument("unexpected argument \"" + parsed->front() + "\"");
+  const CommandLine cli = flags.parseCommandLine(args, kRunHelp);
+  if (cli.exitCode) {
+    *exitCode = cli.exitCode;
+    return s;
+  }
+  if (!cli.args.empty()) {
+    return util::invalidArgument("unexpected argument \"" + cli.args.front() + "\"");
+  }
   auto format = log::parseFormat(logFormat);
   if (!format.ok()) return format.error();
   s.logFormat = *format;
@@ -322,13 +324,9 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
 
 int runCommand(const std::vector<std::string>& args) {
   std::stop_source stop = stopOnSignals();
-  bool help = false;
-  std::string usage;
-  auto settings = parseRunFlags(args, &help, &usage);
-  if (help) {
-    std::cout << usage;
-    return 0;
-  }
+  std::optional<int> exitCode;
+  auto settings = parseRunFlags(args, &exitCode);
+  if (exitCode) return *exitCode;
   if (!settings.ok()) return fail(settings.error().message);
   log::configure(settings->logFormat, static_cast<int>(settings->verbosity));
   auto restConfig = loadClientConfig(settings->kubeconfig, settings->context);

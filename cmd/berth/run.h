@@ -2,6 +2,7 @@
 // `berth run`: flags and configuration resolved into RunSettings, then the daemon until a stop.
 
 #include <cstdint>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <vector>
@@ -32,9 +33,11 @@ struct RunSettings {
   scheduler::Observer* observer = nullptr;      // berth demo prints placements through it
 };
 
-// Parses `berth run` flags and the configuration file. With --help, sets *help and returns.
-util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args, bool* help,
-                                        std::string* usage);
+// Parses `berth run` flags and the configuration file. When the command line ends the command
+// (--help printed, or a flag error reported: FlagSet::parseCommandLine), sets *exitCode and
+// returns default settings.
+util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
+                                        std::optional<int>* exitCode);
 
 // Runs the daemon against the API server `restConfig` names until `stop`; returns the exit code.
 int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::stop_token stop);
