@@ -281,15 +281,20 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   std::vector<const framework::NodeInfo*> feasible;
   feasible.reserve(n);
   positions.reserve(n);
-  RejectionRecorder rejections(diagnosis);
+  std::vector<uint32_t> rejectedAt;  // gathered first so that the diagnosis is sized once
   const size_t start = next_start_node_index_ % n;
   for (size_t k = 0, i = start; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
     if (results.nodes[i].feasible) {
       feasible.push_back(nodes[i]);
       positions.push_back(i);
-    } else if (!rejections.add(*nodes[i], results.rejections[i], error)) {
-      return {};
+    } else {
+      rejectedAt.push_back(static_cast<uint32_t>(i));
     }
+  }
+  diagnosis.nodeToStatus.reserve(rejectedAt.size());
+  RejectionRecorder rejections(diagnosis);
+  for (uint32_t i : rejectedAt) {
+    if (!rejections.add(*nodes[i], results.rejections[i], error)) return {};
   }
   rejections.finish();
   return feasible;
