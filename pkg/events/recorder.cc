@@ -127,25 +127,24 @@ void Recorder::writerLoop() {
 }
 
 void Recorder::handle(const Pending& pending) {
-  Cached toWrite;
+  const Cached* toWrite = nullptr;
   {
     std::lock_guard lock(cache_mu_);
     Key key{pending.type, pending.reason, pending.action, pending.regarding};
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      Cached cached{buildEvent(pending), 1, pending.time, pending.time};
-      toWrite = cached;
-      cache_.emplace(std::move(key), std::move(cached));
+      it = cache_.emplace(std::move(key), Cached{buildEvent(pending), 1, pending.time, pending.time})
+               .first;
     } else {
-      Cached& cached = it->second;
-      ++cached.count;
-      cached.last = pending.time;
+      ++it->second.count;
+      it->second.last = pending.time;
       // Only the second occurrence is written at once; later ones wait for refresh or finish.
-      if (cached.count > 2) return;
-      toWrite = cached;
+      if (it->second.count > 2) return;
     }
+    toWrite = &it->second;
   }
-  writeWithRetries(toWrite);
+  // Written in place, not copied: only this thread changes the cache.
+  writeWithRetries(*toWrite);
 }
 
 json Recorder::buildEvent(const Pending& p) const {
@@ -203,9 +202,13 @@ bool Recorder::write(const Cached& cached) {
   }
   if (outcome == Sink::Outcome::NotFound) {
     // A new event, or a series whose event expired on the server: create it with the count.
-    json created = event;
-    if (cached.series()) created.merge_patch(seriesPatch(cached));
-    outcome = sink_.create(options_.api, ns, created);
+    if (cached.series()) {
+      json created = event;
+      created.merge_patch(seriesPatch(cached));
+      outcome = sink_.create(options_.api, ns, created);
+    } else {
+      outcome = sink_.create(options_.api, ns, event);
+    }
     // A series whose create raced with the first occurrence's create: patch again.
     if (outcome == Sink::Outcome::AlreadyExists && cached.series()) return false;
   }
