@@ -60,9 +60,13 @@ EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Fram
     classes_.splice(classes_.begin(), classes_, it);
   }
   Class& c = classes_.front();
-  c.nodes.resize(numNodes);
-  c.rejections.resize(numNodes);
-  c.scores.resize(numNodes * c.plugins.size());
+  if (c.nodes.size() != numNodes) {
+    // Rows of raw scores are as long as the node list: when it changes length, none is valid.
+    for (auto& r : c.nodes) r.scored = false;
+    c.nodes.resize(numNodes);
+    c.rejections.resize(numNodes);
+    c.scores.assign(numNodes * c.plugins.size(), 0);
+  }
   return c;
 }
 

@@ -45,7 +45,9 @@ class EquivalenceCache {
     std::vector<NodeResult> nodes;
     std::vector<framework::Status> rejections;  // by node position; read for infeasible nodes only
     std::vector<std::string_view> plugins;  // the score plugins the raw scores are for, in order
-    std::vector<int64_t> scores;            // raw scores, [node * plugins.size() + plugin]
+    // Raw scores, plugin by plugin: [plugin * nodes.size() + node], so a cycle reads each plugin's
+    // row in one pass.
+    std::vector<int64_t> scores;
 
     bool fresh(size_t i, const framework::NodeInfo& info) const {
       return nodes[i].node == &info && nodes[i].generation == info.generation() &&

@@ -310,6 +310,7 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
   // Raw scores are kept for the plugins that score this cycle (PreScore may skip some).
   std::vector<std::string_view> active = fw.activeScorePluginNames(state);
   const size_t plugins = active.size();
+  const size_t numNodes = results.nodes.size();
   if (active != results.plugins) {
     results.plugins = std::move(active);
     results.scores.assign(results.nodes.size() * plugins, 0);
@@ -327,21 +328,22 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
   framework::runtime::ScoreTable fresh;
   Status s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh);
   if (!s.isSuccess()) return s;
-  for (size_t u = 0; u < unscored.size(); ++u) {
-    for (size_t k = 0; k < plugins; ++k) {
-      results.scores[unscoredAt[u] * plugins + k] = fresh.scores[k][u];
+  for (size_t k = 0; k < plugins; ++k) {
+    for (size_t u = 0; u < unscored.size(); ++u) {
+      results.scores[k * numNodes + unscoredAt[u]] = fresh.scores[k][u];
     }
-    results.nodes[unscoredAt[u]].scored = true;
   }
+  for (size_t at : unscoredAt) results.nodes[at].scored = true;
 
   table.plugins = std::move(fresh.plugins);
   table.weights = std::move(fresh.weights);
-  table.scores.assign(plugins, std::vector<int64_t>(feasible.size()));
+  table.scores.resize(plugins);
   table.totals.assign(feasible.size(), 0);
-  for (size_t j = 0; j < feasible.size(); ++j) {
-    for (size_t k = 0; k < plugins; ++k) {
-      table.scores[k][j] = results.scores[positions[j] * plugins + k];
-    }
+  for (size_t k = 0; k < plugins; ++k) {
+    const int64_t* raw = results.scores.data() + k * numNodes;
+    std::vector<int64_t>& row = table.scores[k];
+    row.resize(feasible.size());
+    for (size_t j = 0; j < feasible.size(); ++j) row[j] = raw[positions[j]];
   }
   return fw.normalizeScores(state, pod, table);
 }

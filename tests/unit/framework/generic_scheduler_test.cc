@@ -329,7 +329,8 @@ TEST_F(GenericSchedulerTest, NumFeasibleNodesCountsOnlyTheNodesPreFilterLeft) {
 // A cluster where Filter and Score disagree from node to node, and three pod templates interleaved as
 // concurrent ReplicaSets would be, some of which run out of room: the scheduler that reuses results
 // across equivalent pods must decide exactly as the one that evaluates every node every time, while
-// placements change nodes between pods and nodes are replaced (a taint added, a node cordoned).
+// placements change nodes between pods and nodes are replaced (a taint added, a node cordoned),
+// added and removed (the node list changes length and positions move).
 TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEveryNode) {
   auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
   auto nodeNumber = [](int i) {
@@ -399,6 +400,20 @@ TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEv
       auto changed = nodeNumber(k).taint("maintenance", "true", "NoSchedule").obj();
       reusedSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(changed));
       freshSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(changed));
+    }
+    if (i % 50 == 40) {
+      // One node leaves from the front half, and a new, roomy one joins at the end.
+      const std::string gone = "n" + std::to_string((i / 50) * 7 % 60);
+      reusedSnap.removeNodeInfo(gone);
+      freshSnap.removeNodeInfo(gone);
+      auto added = nodeNumber(1000 + i).obj();
+      reusedSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(added));
+      freshSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(added));
+      if (i % 100 == 40) {
+        auto extra = nodeNumber(2000 + i).obj();
+        reusedSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(extra));
+        freshSnap.addNodeInfo(std::make_shared<framework::NodeInfo>(extra));
+      }
     }
   }
   EXPECT_GT(placed, 100);
