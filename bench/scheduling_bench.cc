@@ -115,7 +115,7 @@ void BM_SchedulePods(benchmark::State& state) {
       if (!out.status.isSuccess()) continue;
       auto assumed = std::make_shared<api::Pod>(*pod);
       assumed->spec.nodeName = out.node;
-      snapshot->get(out.node)->addPod(framework::makePodInfo(std::move(assumed)));
+      snapshot->addPod(out.node, framework::makePodInfo(std::move(assumed)));
       ++placed;
     }
     scheduling += Clock::now() - start;

@@ -49,9 +49,10 @@ class EquivalenceCache {
     // row in one pass.
     std::vector<int64_t> scores;
 
-    bool fresh(size_t i, const framework::NodeInfo& info) const {
-      return nodes[i].node == &info && nodes[i].generation == info.generation() &&
-             nodes[i].classId == id;
+    // Whether the entry at position i still holds for `node`, whose generation is given (from the
+    // snapshot's array, so that the check reads no NodeInfo).
+    bool fresh(size_t i, const framework::NodeInfo* node, int64_t generation) const {
+      return nodes[i].node == node && nodes[i].generation == generation && nodes[i].classId == id;
     }
   };
 

@@ -15,7 +15,6 @@ namespace {
 constexpr size_t kMinFeasibleNodesToFind = 100;
 constexpr int32_t kMinFeasibleNodesPercentageToFind = 5;
 constexpr size_t kPrefetchDistance = 4;
-constexpr size_t kGenerationPrefetchDistance = 16;
 
 void prefetchNode(const framework::NodeInfo& node) {
   const char* p = reinterpret_cast<const char*>(&node);
@@ -141,7 +140,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   }
   std::vector<size_t> positions;
   Status filterError;
-  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, positions,
+  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes,
+                                                          snapshot.generations(), positions,
                                                           diagnosis, filterError)
                         : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis,
                                                    filterError);
@@ -246,16 +246,12 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
 std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFiltersReusing(
     EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
     const framework::CycleState& state, const framework::PodInfo& pod,
-    const std::vector<const framework::NodeInfo*>& nodes, std::vector<size_t>& positions,
-    framework::Diagnosis& diagnosis, Status& error) {
+    const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
+    std::vector<size_t>& positions, framework::Diagnosis& diagnosis, Status& error) {
   const size_t n = nodes.size();
   std::vector<size_t> stale;
   for (size_t i = 0; i < n; ++i) {
-    // Reading a generation is a cache miss per node; asking for nodes ahead overlaps the misses.
-    if (i + kGenerationPrefetchDistance < n) {
-      __builtin_prefetch(nodes[i + kGenerationPrefetchDistance]->generationAddress());
-    }
-    if (!results.fresh(i, *nodes[i])) stale.push_back(i);
+    if (!results.fresh(i, nodes[i], generations[i])) stale.push_back(i);
   }
   const auto filters = fw.filtersToRun(state);
   parallelizer_.forEachChunk(stale.size(), [&](size_t begin, size_t end) {

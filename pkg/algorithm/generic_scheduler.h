@@ -63,12 +63,13 @@ class GenericScheduler {
       const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
       size_t numAllNodes, framework::Diagnosis& diagnosis, framework::Status& error);
   // The same two steps from the class's results: only nodes changed since are evaluated again.
-  // `positions` receives each feasible node's index in `nodes` (the snapshot's list).
+  // `nodes` and `generations` are the snapshot's, in its order; `positions` receives each feasible
+  // node's index in them.
   std::vector<const framework::NodeInfo*> findNodesThatPassFiltersReusing(
       EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
       const framework::CycleState& state, const framework::PodInfo& pod,
-      const std::vector<const framework::NodeInfo*>& nodes, std::vector<size_t>& positions,
-      framework::Diagnosis& diagnosis, framework::Status& error);
+      const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
+      std::vector<size_t>& positions, framework::Diagnosis& diagnosis, framework::Status& error);
   framework::Status scoreReusing(EquivalenceCache::Class& results,
                                  const framework::runtime::Framework& fw,
                                  const framework::CycleState& state, const framework::PodInfo& pod,

@@ -54,8 +54,6 @@ class NodeInfo {
   const Resource& nonZeroRequested() const { return non_zero_requested_; }
   const HostPortInfo& usedPorts() const { return used_ports_; }
   int64_t generation() const { return generation_; }
-  // For prefetching before a scan of many nodes' generations.
-  const void* generationAddress() const { return &generation_; }
 
  private:
   void bump();

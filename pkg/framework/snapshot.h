@@ -1,6 +1,7 @@
 #pragma once
 // Snapshot: the nodes a scheduling cycle sees, in a stable order. Plugins only read it; the caller (the
-// cache, or the simulator) may add an assumed pod to one NodeInfo between cycles.
+// cache, or the simulator) may add an assumed pod to one NodeInfo between cycles, through addPod, so
+// that the snapshot's list of generations stays true.
 
 #include <cstdint>
 #include <string>
@@ -26,9 +27,17 @@ class Snapshot {
   void addNodeInfo(NodeInfoPtr info);
   // Drops the named node, keeping the order of the others; false when absent.
   bool removeNodeInfo(std::string_view name);
+  // Adds or removes a pod on the named node in place; false when the node is absent (or, for
+  // removePod, the pod is not on it).
+  bool addPod(std::string_view node, PodInfoPtr pod);
+  bool removePod(std::string_view node, const api::Pod& pod);
+
   const std::vector<NodeInfoPtr>& nodeInfos() const { return node_infos_; }
+  // Each node's NodeInfo generation, by position, in one array: finding the nodes that changed
+  // since a generation reads this, not thousands of NodeInfos scattered in memory.
+  const std::vector<int64_t>& generations() const { return generations_; }
   size_t numNodes() const { return node_infos_.size(); }
-  NodeInfo* get(std::string_view name) const;
+  const NodeInfo* get(std::string_view name) const;
 
   // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
   int64_t generation() const { return generation_; }
@@ -36,6 +45,7 @@ class Snapshot {
 
  private:
   std::vector<NodeInfoPtr> node_infos_;
+  std::vector<int64_t> generations_;  // node_infos_[i]->generation()
   std::unordered_map<std::string, size_t> index_;
   int64_t generation_ = 0;
 };

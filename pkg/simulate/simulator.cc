@@ -115,7 +115,7 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
         // Assume: the next pod sees this one on its node.
         auto assumed = std::make_shared<api::Pod>(pod);
         assumed->spec.nodeName = out.node;
-        snapshot.get(out.node)->addPod(framework::makePodInfo(std::move(assumed)));
+        snapshot.addPod(out.node, framework::makePodInfo(std::move(assumed)));
       } else if (out.fitError) {
         result.message = out.fitError->message();
       } else {

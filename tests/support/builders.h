@@ -167,6 +167,7 @@ class Harness {
 
   const framework::runtime::Framework& fw() const { return *fw_; }
   const framework::Snapshot& snapshot() const { return snapshot_; }
+  framework::Snapshot& snapshot() { return snapshot_; }
 
  private:
   framework::runtime::FrameworkPtr fw_;

@@ -391,8 +391,8 @@ TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEv
       ++placed;
       auto bound = std::make_shared<api::Pod>(*pod);
       bound->spec.nodeName = a.node;
-      reusedSnap.get(a.node)->addPod(framework::makePodInfo(bound));
-      freshSnap.get(a.node)->addPod(framework::makePodInfo(bound));
+      reusedSnap.addPod(a.node, framework::makePodInfo(bound));
+      freshSnap.addPod(a.node, framework::makePodInfo(bound));
     }
     if (i % 50 == 25) {
       // A node changes under the cache: replaced by one with another taint and cordon state.

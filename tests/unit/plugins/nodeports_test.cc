@@ -165,7 +165,7 @@ TEST(NodePorts, PortsFreedWhenTheHolderLeaves) {
                   {holder});
   auto pod = podWithPorts("p", {"TCP/0.0.0.0/80"}).obj();
   EXPECT_FALSE(h.filter(pod).filter[0].isSuccess());
-  ASSERT_TRUE(h.snapshot().get("m1")->removePod(*holder));
+  ASSERT_TRUE(h.snapshot().removePod("m1", *holder));
   EXPECT_TRUE(h.filter(pod).filter[0].isSuccess());
 }
 
