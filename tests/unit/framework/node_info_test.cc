@@ -189,5 +189,34 @@ TEST(Snapshot, BuildPlacesBoundPodsAndReportsOrphans) {
   EXPECT_EQ(s.nodeInfos()[0]->node()->metadata.labels.at("new"), "yes");
 }
 
+// The equivalence cache finds changed nodes through generations(): it must follow every change.
+TEST(Snapshot, GenerationsFollowEveryChange) {
+  auto pod = MakePod().name("p").uid("p").node("n2").req({{"cpu", "1"}}).obj();
+  Snapshot s = Snapshot::build({MakeNode().name("n1").obj(), MakeNode().name("n2").obj()},
+                               {makePodInfo(pod)});
+  auto expectInStep = [&](const char* after) {
+    SCOPED_TRACE(after);
+    ASSERT_EQ(s.generations().size(), s.numNodes());
+    for (size_t i = 0; i < s.numNodes(); ++i) {
+      EXPECT_EQ(s.generations()[i], s.nodeInfos()[i]->generation()) << s.nodeInfos()[i]->name();
+    }
+  };
+  expectInStep("build");
+  const int64_t before = s.generations()[1];
+  ASSERT_TRUE(s.addPod("n2", makePodInfo(MakePod().name("q").uid("q").node("n2").obj())));
+  EXPECT_GT(s.generations()[1], before);
+  expectInStep("addPod");
+  ASSERT_TRUE(s.removePod("n2", *pod));
+  expectInStep("removePod");
+  EXPECT_FALSE(s.addPod("missing", makePodInfo(pod)));
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n3").obj()));
+  expectInStep("addNodeInfo, new");
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n1").label("a", "b").obj()));
+  expectInStep("addNodeInfo, replacing");
+  ASSERT_TRUE(s.removeNodeInfo("n1"));
+  expectInStep("removeNodeInfo");
+  EXPECT_EQ(s.nodeInfos()[0]->name(), "n2");
+}
+
 }  // namespace
 }  // namespace berth::framework
