@@ -158,9 +158,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
       args,
       "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) from "
       "memory,\nwith kube-apiserver's paths, status codes, watches and discovery, until SIGINT or "
-      "SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\nFlags:\n");
+      "SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\nFlags:\n",
+      /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
-  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   if (port < 0 || port > 65535) return fail("--port: must be between 0 and 65535");
   if (certFile.empty() != keyFile.empty()) {
     return fail("--tls-cert-file and --tls-private-key-file must be set together");

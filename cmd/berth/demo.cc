@@ -133,9 +133,9 @@ int demoCommand(const std::vector<std::string>& args) {
       args,
       "Start the embedded API server with a sample cluster, run the berth daemon against it over "
       "HTTP,\nand show each placement and failure as it happens.\n\n"
-      "Usage:\n  berth demo [flags]\n\nFlags:\n");
+      "Usage:\n  berth demo [flags]\n\nFlags:\n",
+      /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
-  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   log::configure(log::Format::Text, static_cast<int>(verbosity));
 
   auto objects = api::decodeObjects(kDemoCluster);

@@ -253,10 +253,9 @@ int explainCommand(const std::vector<std::string>& args) {
                   "kubescheduler.config.k8s.io/v1) whose profiles the daemon runs");
   flags.addString("output", &output,
                   "Output format: table or json (as 'berth simulate --explain')");
-  const CommandLine cli = flags.parseCommandLine(args, kExplainHelp);
+  const CommandLine cli = flags.parseCommandLine(args, kExplainHelp, /*maxArgs=*/1);
   if (cli.exitCode) return *cli.exitCode;
   if (cli.args.empty()) return fail("requires one argument, NAMESPACE/POD");
-  if (cli.args.size() > 1) return fail("unexpected argument \"" + cli.args[1] + "\"");
   auto ref = parsePodRef(cli.args.front());
   if (!ref.ok()) return fail(ref.error().message);
   if (output != "table" && output != "json") {

@@ -160,7 +160,8 @@ util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::str
   return positional;
 }
 
-CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std::string_view help) {
+CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std::string_view help,
+                                      size_t maxArgs) {
   auto parsed = parse(args);
   if (helpRequested()) {
     std::cout << help << usages();
@@ -168,6 +169,10 @@ CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std:
   }
   if (!parsed.ok()) {
     std::cerr << "Error: " << parsed.error().message << "\n";
+    return {.exitCode = kExitUsage};
+  }
+  if (parsed->size() > maxArgs) {
+    std::cerr << "Error: unexpected argument \"" << (*parsed)[maxArgs] << "\"\n";
     return {.exitCode = kExitUsage};
   }
   return {.args = std::move(*parsed)};

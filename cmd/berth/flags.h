@@ -43,10 +43,11 @@ class FlagSet {
 
   // What every command does with its arguments: parse; when -h/--help was seen (before any bad
   // flag: help wins over a later error), print `help` then usages() to stdout and end with 0; on a
-  // flag error print "Error: MESSAGE" to stderr and end with kExitUsage; otherwise go on with the
-  // positional arguments. Checking the positional arguments is left to the command.
+  // flag error, or more than `maxArgs` positional arguments, print "Error: MESSAGE" to stderr and
+  // end with kExitUsage; otherwise go on with the positional arguments.
   [[nodiscard]] CommandLine parseCommandLine(const std::vector<std::string>& args,
-                                             std::string_view help);
+                                             std::string_view help,
+                                             size_t maxArgs = SIZE_MAX);
 
   // pflag's FlagUsages: one line per flag, descriptions aligned, defaults shown.
   std::string usages() const;

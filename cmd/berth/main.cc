@@ -79,9 +79,9 @@ int simulateCommand(const std::vector<std::string>& args) {
       "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
       "placement assumed before the next, with the same plugins and configuration as the\n"
       "daemon; print where each pod goes or the reason it fits nowhere.\n\n"
-      "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n");
+      "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n",
+      /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
-  if (!cli.args.empty()) return fail("unexpected argument \"" + cli.args.front() + "\"");
   if (cluster.empty()) return fail("required flag \"cluster\" not set");
   if (output != "table" && output != "json") {
     return fail("--output: must be table or json, got \"" + output + "\"");

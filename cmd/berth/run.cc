@@ -100,13 +100,10 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   flags.addDuration("leader-elect-retry-period", &retryPeriod,
                     "The duration the clients should wait between attempting acquisition and "
                     "renewal of a leadership");
-  const CommandLine cli = flags.parseCommandLine(args, kRunHelp);
+  const CommandLine cli = flags.parseCommandLine(args, kRunHelp, /*maxArgs=*/0);
   if (cli.exitCode) {
     *exitCode = cli.exitCode;
     return s;
-  }
-  if (!cli.args.empty()) {
-    return util::invalidArgument("unexpected argument \"" + cli.args.front() + "\"");
   }
   auto format = log::parseFormat(logFormat);
   if (!format.ok()) return format.error();
