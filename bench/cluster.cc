@@ -19,7 +19,7 @@ constexpr std::string_view kZoneLabel = "topology.kubernetes.io/zone";
 constexpr std::string_view kTypeLabel = "node.kubernetes.io/instance-type";
 constexpr std::string_view kGPU = "nvidia.com/gpu";
 constexpr std::array<std::string_view, 5> kTeams = {"team-a", "team-b", "team-c", "team-d",
-                                                     "team-e"};
+                                                    "team-e"};
 constexpr std::array<std::string_view, 3> kFamilies = {"c5", "m5", "r5"};  // 2, 4, 8 GiB per core
 constexpr std::array<std::string_view, 3> kZoneSuffixes = {"a", "b", "c"};
 constexpr std::array<std::string_view, 2> kRegions = {"eu-west-1", "us-east-1"};
@@ -232,9 +232,9 @@ void Generator::addConstraints(api::Pod& pod) {
           spec.nodeSelector["kubernetes.io/arch"] = "amd64";
           break;
         case 2:
-          required({{{{std::string(kTypeLabel), Op::In,
-                       {"m5.2xlarge", "m5.4xlarge", "c5.4xlarge"}}},
-                     {}}});
+          required(
+              {{{{std::string(kTypeLabel), Op::In, {"m5.2xlarge", "m5.4xlarge", "c5.4xlarge"}}},
+                {}}});
           break;
         case 3:
           required({{{{std::string(kZoneLabel), Op::In, {zone(), zone()}}}, {}},

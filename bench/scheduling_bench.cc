@@ -7,6 +7,7 @@
 //   BM_SimulateRun/<nodes>/<pods>/<threads>    the same via simulate::run (snapshot build included)
 //   BM_SchedulerMemory/<nodes>/<boundPerNode>  heap the scheduler adds per node and per bound pod
 
+#include <benchmark/benchmark.h>
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -15,8 +16,6 @@
 #include <cstdlib>
 #include <memory>
 #include <optional>
-
-#include <benchmark/benchmark.h>
 
 #include "bench/cluster.h"
 #include "pkg/algorithm/generic_scheduler.h"

@@ -1,10 +1,15 @@
 #!/usr/bin/env bash
-# Static analysis of pkg/ and cmd/: cppcheck, then clang-tidy with the checked-in .clang-tidy.
-# Either one's finding fails the script.
+# Static analysis: clang-format over every C++ source (no file may differ from .clang-format), the
+# layer check, cppcheck of pkg/ and cmd/, then clang-tidy with the checked-in .clang-tidy.
+# Any one's finding fails the script.
 #   scripts/lint.sh [build-dir]    (default build-lint; only configured, never built)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 dir=${1:-build-lint}
+
+echo "-- clang-format"
+git ls-files -z 'pkg/*.cc' 'pkg/*.h' 'cmd/*.cc' 'cmd/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' \
+  'bench/*.h' 'fuzz/*.cc' 'fuzz/*.h' | xargs -0 clang-format-14 --dry-run -Werror
 
 echo "-- cppcheck"
 cppcheck --std=c++20 --language=c++ --enable=warning,performance,portability --inline-suppr \

@@ -159,11 +159,12 @@ int run(const std::vector<std::string>& args) {
       flags.parseCommandLine(args, "Usage: berth-perf [flags]\n\nFlags:\n");
   if (cli.exitCode) return *cli.exitCode;
 
-  client::initializeClientThreads(2);  // before any cpprestsdk use (deps-spike.md)
+  client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
   storeOptions.historySize = static_cast<size_t>(pods) * 3 + 1000;
   apiserver::Store store(storeOptions);
-  for (int i = 0; i < nodes; ++i) (void)store.create(Resource::Nodes, "", makeNode(static_cast<int>(i)));
+  for (int i = 0; i < nodes; ++i)
+    (void)store.create(Resource::Nodes, "", makeNode(static_cast<int>(i)));
   auto server = apiserver::Server::start(store, {});
   if (!server.ok()) {
     std::cerr << "Error: " << server.error().message << "\n";
@@ -172,16 +173,16 @@ int run(const std::vector<std::string>& args) {
 
   std::string dir = "/tmp/berth-perf-" + std::to_string(getpid());
   std::string kubeconfig = dir + "-kubeconfig";
-  std::ofstream(kubeconfig) << json{{"apiVersion", "v1"},
-                                    {"kind", "Config"},
-                                    {"clusters", {{{"name", "perf"}, {"cluster", {{"server", (*server)->url()}}}}}},
-                                    {"users", {{{"name", "perf"}, {"user", json::object()}}}},
-                                    {"contexts", {{{"name", "perf"}, {"context", {{"cluster", "perf"}, {"user", "perf"}}}}}},
-                                    {"current-context", "perf"}}
-                                   .dump();
+  std::ofstream(kubeconfig) << json{
+      {"apiVersion", "v1"},
+      {"kind", "Config"},
+      {"clusters", {{{"name", "perf"}, {"cluster", {{"server", (*server)->url()}}}}}},
+      {"users", {{{"name", "perf"}, {"user", json::object()}}}},
+      {"contexts", {{{"name", "perf"}, {"context", {{"cluster", "perf"}, {"user", "perf"}}}}}},
+      {"current-context", "perf"}}.dump();
   // The daemon writes no client-side limit of its own here: kube-api-qps is set high so the
   // benchmark measures scheduling and the wire, as scheduler_perf does.
-  std::vector<std::string> daemonArgs = {berthBinary, "run", "--kubeconfig", kubeconfig,
+  std::vector<std::string> daemonArgs = {berthBinary,      "run",    "--kubeconfig",     kubeconfig,
                                          "--kube-api-qps", "100000", "--kube-api-burst", "100000"};
   if (!configPath.empty()) {
     daemonArgs.push_back("--config");
@@ -193,7 +194,8 @@ int run(const std::vector<std::string>& args) {
   std::string logPath = dir + ".log";
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&actions, 2, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0644);
   pid_t pid = 0;
   if (posix_spawn(&pid, berthBinary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
     std::cerr << "Error: cannot start " << berthBinary << "\n";
@@ -245,7 +247,8 @@ int run(const std::vector<std::string>& args) {
     lastBind = now;
     ++bound;
     size_t index = static_cast<size_t>(std::stoi(name.substr(4)));
-    latenciesMs.push_back(std::chrono::duration<double, std::milli>(now - created[index].second).count());
+    latenciesMs.push_back(
+        std::chrono::duration<double, std::milli>(now - created[index].second).count());
   }
   creator.join();
   long rssKiB = peakRssKiB(pid);

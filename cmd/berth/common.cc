@@ -1,10 +1,11 @@
 #include "cmd/berth/common.h"
 
+#include <pthread.h>
+
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
-#include <pthread.h>
 #include <sstream>
 #include <thread>
 

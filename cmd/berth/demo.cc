@@ -35,14 +35,17 @@ constexpr const char* kExtraNode = R"({
              "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}}
 })";
 
-std::string podName(const api::Pod& pod) { return pod.metadata.namespace_ + "/" + pod.metadata.name; }
+std::string podName(const api::Pod& pod) {
+  return pod.metadata.namespace_ + "/" + pod.metadata.name;
+}
 
 // Prints the daemon's decisions as they happen and lets the demo wait for them.
 class Narrator : public scheduler::Observer {
  public:
   explicit Narrator(std::set<std::string> expected) : waiting_(std::move(expected)) {}
 
-  void bound(const api::Pod& pod, const std::string& node, const queue::QueuedPod& queued) override {
+  void bound(const api::Pod& pod, const std::string& node,
+             const queue::QueuedPod& queued) override {
     std::lock_guard lock(mu_);
     std::cout << "  bound      " << std::left << std::setw(24) << podName(pod) << " -> " << node
               << "  (attempt " << queued.attempts() << ")\n"
@@ -80,10 +83,12 @@ class Narrator : public scheduler::Observer {
 util::Result<size_t> load(apiserver::Store& store, const api::ObjectSet& objects) {
   for (const api::NodePtr& node : objects.nodes) {
     auto r = store.create(apiserver::Resource::Nodes, "", api::encodeNode(*node));
-    if (!r.ok()) return util::invalidArgument("node " + node->metadata.name + ": " + r.error().message);
+    if (!r.ok())
+      return util::invalidArgument("node " + node->metadata.name + ": " + r.error().message);
   }
   for (const api::PodPtr& pod : objects.pods) {
-    auto r = store.create(apiserver::Resource::Pods, pod->metadata.namespace_, api::encodePod(*pod));
+    auto r =
+        store.create(apiserver::Resource::Pods, pod->metadata.namespace_, api::encodePod(*pod));
     if (!r.ok()) return util::invalidArgument("pod " + podName(*pod) + ": " + r.error().message);
   }
   return objects.nodes.size();
@@ -113,12 +118,14 @@ void printSummary(apiserver::Store& store, const std::string& schedulerName) {
   auto pods = store.list(apiserver::Resource::Pods, "");
   if (!pods.ok()) return;
   std::cout << "\nSummary\n";
-  std::cout << std::left << std::setw(32) << "POD" << std::setw(10) << "NODE" << "RESULT\n";
+  std::cout << std::left << std::setw(32) << "POD" << std::setw(10) << "NODE"
+            << "RESULT\n";
   for (const json& pod : pods->items) {
-    std::string name = pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
+    std::string name =
+        pod["metadata"].value("namespace", "") + "/" + pod["metadata"].value("name", "");
     std::string node = pod["spec"].value("nodeName", "");
-    std::cout << std::left << std::setw(32) << name << std::setw(10) << (node.empty() ? "<none>" : node)
-              << describe(pod, schedulerName) << "\n";
+    std::cout << std::left << std::setw(32) << name << std::setw(10)
+              << (node.empty() ? "<none>" : node) << describe(pod, schedulerName) << "\n";
   }
 }
 
@@ -150,7 +157,8 @@ int demoCommand(const std::vector<std::string>& args) {
   const std::string& schedulerName = settings.config.profiles.front().schedulerName;
   std::set<std::string> ours;
   for (const api::PodPtr& pod : objects->pods) {
-    if (pod->spec.schedulerName == schedulerName && pod->spec.nodeName.empty()) ours.insert(podName(*pod));
+    if (pod->spec.schedulerName == schedulerName && pod->spec.nodeName.empty())
+      ours.insert(podName(*pod));
   }
   Narrator narrator(ours);
   settings.observer = &narrator;
@@ -162,9 +170,8 @@ int demoCommand(const std::vector<std::string>& args) {
   client::RestConfig restConfig;
   restConfig.server = (*server)->url();
   int exitCode = 0;
-  std::jthread daemon([&](std::stop_token) {
-    exitCode = runDaemon(settings, restConfig, stop.get_token());
-  });
+  std::jthread daemon(
+      [&](std::stop_token) { exitCode = runDaemon(settings, restConfig, stop.get_token()); });
   if (!narrator.waitForFirstOutcomes(std::chrono::seconds(30))) {
     std::cout << "  (some pods had no outcome within 30 s)\n";
   }

@@ -54,14 +54,17 @@ std::string formatDuration(std::chrono::milliseconds d) {
 }
 
 util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
-  auto bad = [&] { return util::invalidArgument("time: invalid duration \"" + std::string(text) + "\""); };
+  auto bad = [&] {
+    return util::invalidArgument("time: invalid duration \"" + std::string(text) + "\"");
+  };
   if (text == "0") return std::chrono::milliseconds(0);
   if (text.empty()) return bad();
   double total = 0;
   size_t i = 0;
   while (i < text.size()) {
     size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) ++i;
+    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
+      ++i;
     if (i == start) return bad();
     double number = 0;
     auto [p, ec] = std::from_chars(text.data() + start, text.data() + i, number);
@@ -69,10 +72,17 @@ util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
     size_t unitStart = i;
     while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
     std::string_view unit = text.substr(unitStart, i - unitStart);
-    double scale = unit == "h" ? 3600000 : unit == "m" ? 60000 : unit == "s" ? 1000 : unit == "ms" ? 1 : -1;
+    double scale = unit == "h"    ? 3600000
+                   : unit == "m"  ? 60000
+                   : unit == "s"  ? 1000
+                   : unit == "ms" ? 1
+                                  : -1;
     if (scale < 0) {
-      if (unit.empty()) return util::invalidArgument("time: missing unit in duration \"" + std::string(text) + "\"");
-      return util::invalidArgument("time: unknown unit \"" + std::string(unit) + "\" in duration \"" + std::string(text) + "\"");
+      if (unit.empty())
+        return util::invalidArgument("time: missing unit in duration \"" + std::string(text) +
+                                     "\"");
+      return util::invalidArgument("time: unknown unit \"" + std::string(unit) +
+                                   "\" in duration \"" + std::string(text) + "\"");
     }
     total += number * scale;
   }
@@ -106,7 +116,8 @@ util::Result<void> FlagSet::set(const std::string& name, Flag& flag, const std::
     if (ec != std::errc() || p != value.data() + value.size()) return bad("not an integer");
   } else if (auto* u = std::get_if<uint64_t*>(&flag.target)) {
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), **u);
-    if (ec != std::errc() || p != value.data() + value.size()) return bad("not an unsigned integer");
+    if (ec != std::errc() || p != value.data() + value.size())
+      return bad("not an unsigned integer");
   } else if (auto* f = std::get_if<double*>(&flag.target)) {
     auto [p, ec] = std::from_chars(value.data(), value.data() + value.size(), **f);
     if (ec != std::errc() || p != value.data() + value.size()) return bad("not a number");

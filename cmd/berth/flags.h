@@ -46,15 +46,15 @@ class FlagSet {
   // flag error, or more than `maxArgs` positional arguments, print "Error: MESSAGE" to stderr and
   // end with kExitUsage; otherwise go on with the positional arguments.
   [[nodiscard]] CommandLine parseCommandLine(const std::vector<std::string>& args,
-                                             std::string_view help,
-                                             size_t maxArgs = SIZE_MAX);
+                                             std::string_view help, size_t maxArgs = SIZE_MAX);
 
   // pflag's FlagUsages: one line per flag, descriptions aligned, defaults shown.
   std::string usages() const;
 
  private:
   struct Flag {
-    std::variant<std::string*, bool*, int64_t*, uint64_t*, double*, std::chrono::milliseconds*> target;
+    std::variant<std::string*, bool*, int64_t*, uint64_t*, double*, std::chrono::milliseconds*>
+        target;
     std::string help;
     std::string defaultValue;
     bool changed = false;

@@ -1,5 +1,5 @@
-// berth: a Kubernetes secondary scheduler. This file wires subcommands to the packages; it is the only
-// place that reads files, the environment and the terminal.
+// berth: a Kubernetes secondary scheduler. This file wires subcommands to the packages; it is the
+// only place that reads files, the environment and the terminal.
 
 #include <algorithm>
 #include <cstdio>
@@ -13,8 +13,8 @@
 #include "cmd/berth/apiserver.h"
 #include "cmd/berth/common.h"
 #include "cmd/berth/explain.h"
-#include "cmd/berth/run.h"
 #include "cmd/berth/flags.h"
+#include "cmd/berth/run.h"
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
 #include "pkg/simulate/simulator.h"
@@ -23,8 +23,8 @@
 namespace berth::cmd {
 namespace {
 
-
-constexpr const char* kRootHelp = R"(berth is a Kubernetes secondary scheduler. Pods opt in with spec.schedulerName: berth;
+constexpr const char* kRootHelp =
+    R"(berth is a Kubernetes secondary scheduler. Pods opt in with spec.schedulerName: berth;
 berth filters and scores the nodes with kube-scheduler's semantics and binds each pod to the best one.
 
 Usage:

@@ -53,7 +53,8 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   flags.addString("kubeconfig", &s.kubeconfig,
                   "Path to a kubeconfig file; without it berth uses the pod's service account "
                   "(in-cluster configuration)");
-  flags.addString("context", &s.context, "The kubeconfig context to use (default: current-context)");
+  flags.addString("context", &s.context,
+                  "The kubeconfig context to use (default: current-context)");
   flags.addString("config", &s.configPath,
                   "The path to the configuration file (KubeSchedulerConfiguration, "
                   "kubescheduler.config.k8s.io/v1)");
@@ -62,10 +63,12 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   flags.addFloat("kube-api-qps", &s.qps, "QPS to use while talking with kubernetes apiserver");
   flags.addInt("kube-api-burst", &burst, "Burst to use while talking with kubernetes apiserver");
   flags.addInt("v", &s.verbosity, "number for the log level verbosity");
-  flags.addString("log-format", &logFormat, "Sets the log format. Permitted formats: \"json\", \"text\"");
+  flags.addString("log-format", &logFormat,
+                  "Sets the log format. Permitted formats: \"json\", \"text\"");
   flags.addString("bind-address", &s.bindAddress,
                   "The IP address on which to serve /healthz, /readyz, /livez and /metrics");
-  flags.addInt("port", &s.port, "The port on which to serve health and metrics; 0 picks a free one");
+  flags.addInt("port", &s.port,
+               "The port on which to serve health and metrics; 0 picks a free one");
   flags.addString("tls-cert-file", &s.tlsCertFile,
                   "File containing the x509 certificate for HTTPS (with --tls-private-key-file); "
                   "re-read when it changes. Without it the endpoints are served over plain HTTP");
@@ -91,9 +94,10 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   flags.addString("leader-elect-resource-name", &leaseName,
                   "The name of resource object that is used for locking during leader election "
                   "(default: the scheduler name)");
-  flags.addDuration("leader-elect-lease-duration", &leaseDuration,
-                    "The duration that non-leader candidates will wait after observing a leadership "
-                    "renewal until attempting to acquire leadership of a led but unrenewed leader slot");
+  flags.addDuration(
+      "leader-elect-lease-duration", &leaseDuration,
+      "The duration that non-leader candidates will wait after observing a leadership "
+      "renewal until attempting to acquire leadership of a led but unrenewed leader slot");
   flags.addDuration("leader-elect-renew-deadline", &renewDeadline,
                     "The interval between attempts by the acting master to renew a leadership slot "
                     "before it stops leading. Must be less than the lease duration");
@@ -115,7 +119,8 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   if (s.qps < 0) return util::invalidArgument("--kube-api-qps: must not be negative");
   if (s.port < 0 || s.port > 65535) return util::invalidArgument("--port: must be 0..65535");
   if (s.tlsCertFile.empty() != s.tlsKeyFile.empty()) {
-    return util::invalidArgument("--tls-cert-file and --tls-private-key-file must be given together");
+    return util::invalidArgument(
+        "--tls-cert-file and --tls-private-key-file must be given together");
   }
 
   s.config = config::defaultConfiguration();
@@ -163,11 +168,13 @@ serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Sch
   if (elector != nullptr) {
     // client-go's HealthzAdaptor: a leader that has not renewed for the lease duration plus 20 s
     // is wedged; kubelet restarts it.
-    live.push_back({"leaderElection", [elector] { return elector->check(std::chrono::seconds(20)); }});
+    live.push_back(
+        {"leaderElection", [elector] { return elector->check(std::chrono::seconds(20)); }});
   }
   std::vector<serving::Check> ready = live;
   ready.push_back({"shutdown", [stop]() -> util::Result<void> {
-                     if (stop.stop_requested()) return util::invalidArgument("process is shutting down");
+                     if (stop.stop_requested())
+                       return util::invalidArgument("process is shutting down");
                      return {};
                    }});
   ready.push_back({"sched-handler-sync", [&sched]() -> util::Result<void> {
@@ -232,15 +239,14 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   std::unique_ptr<leaderelection::LeaderElector> elector;
   std::mutex electionMu;
   std::condition_variable_any electionCv;
-  bool leading = false;          // guarded by electionMu
-  std::stop_source leaderStop;   // requested when leadership is lost
+  bool leading = false;         // guarded by electionMu
+  std::stop_source leaderStop;  // requested when leadership is lost
   if (le.leaderElect) {
     client::RestOptions leaseOptions = restOptions;
     // client-go's NewFromKubeconfig: half the renew deadline, at least a second, so that an
     // update and the read that follows its failure fit in one renewal round.
-    leaseOptions.requestTimeout =
-        std::max<util::Duration>(std::chrono::milliseconds(le.renewDeadlineMillis) / 2,
-                                 std::chrono::seconds(1));
+    leaseOptions.requestTimeout = std::max<util::Duration>(
+        std::chrono::milliseconds(le.renewDeadlineMillis) / 2, std::chrono::seconds(1));
     leaseOptions.retry.maxRetries = 0;  // the elector retries every retryPeriod itself
     auto created = client::RestClient::create(restConfig, leaseOptions);
     if (!created.ok()) return fail(created.error().message);
@@ -272,8 +278,8 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   if (!settings.tlsCertFile.empty()) {
     serveOptions.tls = serving::TlsFiles{settings.tlsCertFile, settings.tlsKeyFile};
   }
-  auto server = serving::Server::start(serveOptions,
-                                       endpoints(metrics, **sched, elector.get(), stop));
+  auto server =
+      serving::Server::start(serveOptions, endpoints(metrics, **sched, elector.get(), stop));
   if (!server.ok()) return fail(server.error().message);
   log::info(0, "Starting berth", {{"version", BERTH_VERSION}, {"server", (*restClient)->server()}});
   log::info(0, (*server)->tls() ? "Serving securely" : "Serving insecurely",
@@ -293,8 +299,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     bool lead = false;
     {
       std::unique_lock lock(electionMu);
-      lead = electionCv.wait(lock, stop,
-                             [&] { return leading || leaderStop.stop_requested(); });
+      lead = electionCv.wait(lock, stop, [&] { return leading || leaderStop.stop_requested(); });
     }
     if (lead && !leaderStop.stop_requested()) {
       log::info(0, "Started leading: scheduling");

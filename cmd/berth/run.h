@@ -30,7 +30,7 @@ struct RunSettings {
   std::string tlsKeyFile;
   // The file's, or the default, after the flags (leaderElection and clientConnection included).
   config::Configuration config;
-  scheduler::Observer* observer = nullptr;      // berth demo prints placements through it
+  scheduler::Observer* observer = nullptr;  // berth demo prints placements through it
 };
 
 // Parses `berth run` flags and the configuration file. When the command line ends the command

@@ -22,13 +22,13 @@ bool EquivalenceCache::nodeLocal(const framework::runtime::Framework& fw) {
     if (known == &fw) return local;
   }
   // The plugins that read only the pod and the NodeInfo they are given (and, for normalization, the
-  // scores of this cycle). A plugin like InterPodAffinity, which looks at other nodes' pods, must not
-  // be added here.
+  // scores of this cycle). A plugin like InterPodAffinity, which looks at other nodes' pods, must
+  // not be added here.
   static constexpr std::array kNodeLocal = {
-      plugins::names::kPrioritySort,      plugins::names::kNodeUnschedulable,
-      plugins::names::kNodeName,          plugins::names::kTaintToleration,
-      plugins::names::kNodeAffinity,      plugins::names::kNodePorts,
-      plugins::names::kNodeResourcesFit,  plugins::names::kNodeResourcesBalancedAllocation,
+      plugins::names::kPrioritySort,     plugins::names::kNodeUnschedulable,
+      plugins::names::kNodeName,         plugins::names::kTaintToleration,
+      plugins::names::kNodeAffinity,     plugins::names::kNodePorts,
+      plugins::names::kNodeResourcesFit, plugins::names::kNodeResourcesBalancedAllocation,
       plugins::names::kDefaultBinder,
   };
   bool local = true;
@@ -43,9 +43,8 @@ bool EquivalenceCache::nodeLocal(const framework::runtime::Framework& fw) {
 
 EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Framework& fw,
                                                   std::string key, size_t numNodes) {
-  auto it = std::find_if(classes_.begin(), classes_.end(), [&](const Class& c) {
-    return c.framework == &fw && c.key == key;
-  });
+  auto it = std::find_if(classes_.begin(), classes_.end(),
+                         [&](const Class& c) { return c.framework == &fw && c.key == key; });
   if (it == classes_.end()) {
     // A new class takes over the least recently used one's storage: at thousands of nodes that is
     // most of a megabyte not allocated again for every pod of a cluster whose pods all differ.

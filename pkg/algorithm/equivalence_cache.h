@@ -1,13 +1,14 @@
 #pragma once
-// EquivalenceCache: what Filter and Score said about each node for a class of equivalent pods, so the
-// next pod of the class re-evaluates only the nodes that changed since. Pods of one ReplicaSet or Job
-// differ only in name and identity; every plugin berth ships reads the pod's spec, namespace and
-// labels and the one node it is given, nothing else. So on a node whose NodeInfo generation has not
-// moved, an equivalent pod gets the same Filter status and the same raw Score: at 5,000 nodes a cycle
-// of a pod whose predecessor was just placed evaluates one node instead of 5,000. Normalization and
-// host selection still run over every feasible node, so the outcome is exactly the uncached one.
-// (kube-scheduler had an "equivalence class cache" of this kind until v1.12; it was dropped with the
-// move to the framework, whose plugins may read the whole cluster. berth's may not: see nodeLocal().)
+// EquivalenceCache: what Filter and Score said about each node for a class of equivalent pods, so
+// the next pod of the class re-evaluates only the nodes that changed since. Pods of one ReplicaSet
+// or Job differ only in name and identity; every plugin berth ships reads the pod's spec, namespace
+// and labels and the one node it is given, nothing else. So on a node whose NodeInfo generation has
+// not moved, an equivalent pod gets the same Filter status and the same raw Score: at 5,000 nodes a
+// cycle of a pod whose predecessor was just placed evaluates one node instead of 5,000.
+// Normalization and host selection still run over every feasible node, so the outcome is exactly
+// the uncached one. (kube-scheduler had an "equivalence class cache" of this kind until v1.12; it
+// was dropped with the move to the framework, whose plugins may read the whole cluster. berth's may
+// not: see nodeLocal().)
 //
 // Used by one scheduling thread; holds no locks.
 
@@ -31,7 +32,7 @@ class EquivalenceCache {
   struct NodeResult {
     const framework::NodeInfo* node = nullptr;  // compared only, never read: the entry's identity
     int64_t generation = -1;
-    uint64_t classId = 0;  // the class the entry was written for (a Class's storage is recycled)
+    uint64_t classId = 0;   // the class the entry was written for (a Class's storage is recycled)
     bool feasible = false;  // Filter passed; otherwise the rejection is in Class::rejections
     bool scored = false;    // raw scores below are valid (only feasible nodes that were scored)
   };
@@ -60,9 +61,9 @@ class EquivalenceCache {
   // status do not matter to any plugin berth ships.
   static std::string classKey(const api::Pod& pod);
 
-  // Whether every plugin of the profile judges a node from the pod and that node alone. Profiles with
-  // other plugins (test fakes, say) are never cached. Remembered per profile: a profile's plugins are
-  // fixed when it is built, and it outlives the scheduler that runs it.
+  // Whether every plugin of the profile judges a node from the pod and that node alone. Profiles
+  // with other plugins (test fakes, say) are never cached. Remembered per profile: a profile's
+  // plugins are fixed when it is built, and it outlives the scheduler that runs it.
   bool nodeLocal(const framework::runtime::Framework& fw);
 
   // The class's results, sized for `numNodes` (entries past the end dropped, new ones stale). Keeps

@@ -92,7 +92,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   framework::PreFilterResult pre;
   auto started = std::chrono::steady_clock::now();
   Status s = fw.runPreFilterPlugins(state, pod, pre, diagnosis.unschedulablePlugins);
-  out.extensionPoints.push_back({"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
+  out.extensionPoints.push_back(
+      {"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
   if (!s.isSuccess()) {
     if (!s.isRejected()) {
       out.status = std::move(s);
@@ -121,7 +122,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
       if (const auto* n = snapshot.get(name)) nodes.push_back(n);
     }
     std::string plugins;
-    for (const auto& p : diagnosis.unschedulablePlugins) plugins += (plugins.empty() ? "" : " ") + p;
+    for (const auto& p : diagnosis.unschedulablePlugins)
+      plugins += (plugins.empty() ? "" : " ") + p;
     diagnosis.absentNodesStatus = Status(Code::UnschedulableAndUnresolvable,
                                          "node(s) didn't satisfy plugin(s) [" + plugins + "]");
   } else {
@@ -140,11 +142,11 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   }
   std::vector<size_t> positions;
   Status filterError;
-  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes,
-                                                          snapshot.generations(), positions,
-                                                          diagnosis, filterError)
-                        : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis,
-                                                   filterError);
+  out.feasible =
+      reused
+          ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, snapshot.generations(),
+                                            positions, diagnosis, filterError)
+          : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis, filterError);
   out.evaluatedNodes = static_cast<int>(out.feasible.size() + diagnosis.nodeToStatus.size());
   if (!filterError.isSuccess()) {
     out.status = std::move(filterError);
@@ -343,8 +345,9 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
 }
 
 size_t GenericScheduler::selectHost(const std::vector<int64_t>& totals) {
-  // Ties are broken uniformly at random: count the nodes with the best total, then draw one of them.
-  // (One draw per cycle: at thousands of equally empty nodes a draw per tie cost more than scoring.)
+  // Ties are broken uniformly at random: count the nodes with the best total, then draw one of
+  // them. (One draw per cycle: at thousands of equally empty nodes a draw per tie cost more than
+  // scoring.)
   if (totals.empty()) return 0;
   const int64_t best = *std::max_element(totals.begin(), totals.end());
   const auto ties = static_cast<size_t>(std::count(totals.begin(), totals.end(), best));

@@ -1,8 +1,8 @@
 #pragma once
 // GenericScheduler: one pod's scheduling algorithm over a snapshot (upstream's schedulePod):
-// PreFilter, Filter over the nodes (in parallel, from a rotating start, stopping after enough feasible
-// nodes), PreScore and Score, then the highest weighted total with ties broken at random. It does no
-// I/O and changes nothing: assuming the pod onto the chosen node is the caller's step.
+// PreFilter, Filter over the nodes (in parallel, from a rotating start, stopping after enough
+// feasible nodes), PreScore and Score, then the highest weighted total with ties broken at random.
+// It does no I/O and changes nothing: assuming the pod onto the chosen node is the caller's step.
 
 #include <chrono>
 #include <cstdint>
@@ -21,7 +21,8 @@ namespace berth::algorithm {
 
 inline constexpr std::string_view kNoNodesAvailable = "no nodes available to schedule pods";
 
-// How long one extension point's plugins ran (scheduler_framework_extension_point_duration_seconds).
+// How long one extension point's plugins ran
+// (scheduler_framework_extension_point_duration_seconds).
 struct ExtensionPointDuration {
   std::string_view point;  // "PreFilter", "PreScore", "Score"
   framework::Code code;
@@ -34,8 +35,8 @@ struct ScheduleOutcome {
   std::string node;
   std::optional<framework::FitError> fitError;
   int evaluatedNodes = 0;
-  // What the decision saw, for explanation: nodes rejected (diagnosis), feasible nodes and their scores
-  // (empty when only one node was feasible: upstream then skips scoring).
+  // What the decision saw, for explanation: nodes rejected (diagnosis), feasible nodes and their
+  // scores (empty when only one node was feasible: upstream then skips scoring).
   framework::Diagnosis diagnosis;
   std::vector<const framework::NodeInfo*> feasible;
   framework::runtime::ScoreTable scores;
@@ -50,9 +51,8 @@ class GenericScheduler {
   GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
                    int32_t percentageOfNodesToScore, bool reuseEquivalentResults = true);
 
-  ScheduleOutcome schedulePod(const framework::runtime::Framework& fw,
-                              framework::CycleState& state, const framework::PodInfo& pod,
-                              const framework::Snapshot& snapshot);
+  ScheduleOutcome schedulePod(const framework::runtime::Framework& fw, framework::CycleState& state,
+                              const framework::PodInfo& pod, const framework::Snapshot& snapshot);
 
   // Upstream's numFeasibleNodesToFind: how many feasible nodes are enough before scoring.
   static size_t numFeasibleNodesToFind(int32_t percentage, size_t numAllNodes);

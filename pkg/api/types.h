@@ -1,7 +1,8 @@
 #pragma once
-// The Kubernetes objects a scheduler reads, as typed C++ values (the fields of k8s.io/api/core/v1 that
-// scheduling uses; everything else is ignored on decode). Objects are immutable once decoded and are
-// shared as std::shared_ptr<const T>; to change one (e.g. assume a pod onto a node) copy it first.
+// The Kubernetes objects a scheduler reads, as typed C++ values (the fields of k8s.io/api/core/v1
+// that scheduling uses; everything else is ignored on decode). Objects are immutable once decoded
+// and are shared as std::shared_ptr<const T>; to change one (e.g. assume a pod onto a node) copy it
+// first.
 
 #include <cstdint>
 #include <map>
@@ -96,7 +97,7 @@ struct Taint {
 };
 
 struct Toleration {
-  std::string key;  // empty with operator Exists: tolerates everything
+  std::string key;                  // empty with operator Exists: tolerates everything
   std::string operator_ = "Equal";  // Equal or Exists; empty means Equal
   std::string value;
   std::string effect;  // empty: all effects

@@ -77,7 +77,6 @@ HttpResponse genericStatus(int code) {
 HttpResponse notFound() { return genericStatus(404); }
 HttpResponse methodNotAllowed() { return genericStatus(405); }
 
-
 HttpResponse jsonResponse(int code, const json& body) {
   return HttpResponse{code, toJsonText(body)};
 }

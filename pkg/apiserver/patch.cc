@@ -80,7 +80,6 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
   }
 }
 
-
 // errors.NewGenericServerResponse(422, ...): the detail the patch library gave is dropped.
 ApiError unprocessable() {
   return ApiError{422, "Invalid", "the server rejected our request due to an error in our request"};

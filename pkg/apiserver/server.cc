@@ -27,7 +27,8 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using std::chrono::milliseconds;
 
-// One chunk of a chunked body, framed as Beast's make_chunk frames it: size in hex, CRLF, data, CRLF.
+// One chunk of a chunked body, framed as Beast's make_chunk frames it: size in hex, CRLF, data,
+// CRLF.
 void appendChunk(std::string& out, std::string_view data) {
   char size[20];
   const int n = std::snprintf(size, sizeof size, "%zx\r\n", data.size());

@@ -94,7 +94,6 @@ ApiError notFound(const ResourceInfo& info, std::string_view name) {
 constexpr std::string_view kOptimisticLock =
     "the object has been modified; please apply your changes to the latest version and try again";
 
-
 // The StorageError a failed storage.Preconditions check turns into (ErrCodeInvalidObj = 4).
 std::optional<ApiError> checkPreconditions(Resource resource, const Preconditions& pre,
                                            const json& object, std::string_view ns,
@@ -1158,8 +1157,7 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
   auto cur = t.objects.lower_bound(start);
   auto old = before.lower_bound(start);
   while (cur != t.objects.end() || old != before.end()) {
-    const bool current =
-        cur != t.objects.end() && (old == before.end() || cur->first < old->first);
+    const bool current = cur != t.objects.end() && (old == before.end() || cur->first < old->first);
     const Key& key = current ? cur->first : old->first;
     const json* object = current ? &cur->second : old->second;
     if (!listNs.empty() && key.first != listNs) {

@@ -185,10 +185,10 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
     ApiFailure generic;
     generic.code = f.code;
     genericResponse(generic, verb, "");
-    f.message = !generic.message.empty() ? generic.message
-                                         : "the server responded with the status code " +
-                                               std::to_string(f.code) +
-                                               " but did not return more information";
+    f.message = !generic.message.empty()
+                    ? generic.message
+                    : "the server responded with the status code " + std::to_string(f.code) +
+                          " but did not return more information";
   }
   return f;
 }

@@ -15,7 +15,6 @@
 // TLS: the server's certificate is verified against the given context's roots (unless told not
 // to), including its host name or IP address, and SNI names the host. Thread-safe.
 
-// Boost 1.74's asio needs <utility> first under C++20 (deps-spike.md).
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <cstddef>

@@ -41,7 +41,7 @@ struct ListOptions {
   std::string labelSelector{};
   std::string fieldSelector{};
   std::string resourceVersion{};  // "" reads the latest state (a consistent read)
-  int64_t limit = 0;            // 0: no paging
+  int64_t limit = 0;              // 0: no paging
   std::string continueToken{};    // `continue` from the previous page
 };
 

@@ -1,9 +1,5 @@
 #include "pkg/client/rest.h"
 
-// Boost 1.74's asio needs <utility> first under C++20 (deps-spike.md).
-#include <utility>
-
-#include <boost/asio/ssl.hpp>
 #include <cpprest/http_client.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
@@ -12,16 +8,18 @@
 
 #include <algorithm>
 #include <array>
+#include <boost/asio/ssl.hpp>
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
-#include "pkg/log/log.h"
 #include "pkg/client/http_transport.h"
 #include "pkg/client/line_framer.h"
 #include "pkg/client/rate_limiter.h"
 #include "pkg/client/token_source.h"
+#include "pkg/log/log.h"
 
 namespace berth::client {
 namespace {
@@ -33,7 +31,10 @@ namespace http = web::http;
 struct Request {
   Request(http::method m, std::string p, std::optional<std::string> b = std::nullopt,
           std::string type = "application/json")
-      : method(std::move(m)), path(std::move(p)), body(std::move(b)), contentType(std::move(type)) {}
+      : method(std::move(m)),
+        path(std::move(p)),
+        body(std::move(b)),
+        contentType(std::move(type)) {}
 
   http::method method;
   std::string path;  // with the query string
@@ -357,8 +358,7 @@ struct RestClient::Impl {
   }
 
   ApiResult<json> call(const Request& r, std::stop_token stop) {
-    ApiResult<HttpResponse> resp =
-        send<HttpResponse>(r, stop, [&] { return roundTrip(r, stop); });
+    ApiResult<HttpResponse> resp = send<HttpResponse>(r, stop, [&] { return roundTrip(r, stop); });
     if (!resp.ok()) {
       return resp.error();
     }
@@ -392,11 +392,10 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
     try {
       boost::asio::ssl::context& ctx = tls.emplace(boost::asio::ssl::context::tls_client);
       boost::system::error_code ec;
-      ctx.set_options(boost::asio::ssl::context::default_workarounds |
-                          boost::asio::ssl::context::no_sslv2 |
-                          boost::asio::ssl::context::no_sslv3 |
-                          boost::asio::ssl::context::no_compression,
-                      ec);
+      ctx.set_options(
+          boost::asio::ssl::context::default_workarounds | boost::asio::ssl::context::no_sslv2 |
+              boost::asio::ssl::context::no_sslv3 | boost::asio::ssl::context::no_compression,
+          ec);
       // The system's roots, replaced by the kubeconfig's CA when it names one.
       ctx.set_default_verify_paths(ec);
       if (util::Result<void> r = configureTls(ctx, config); !r.ok()) {
@@ -454,8 +453,8 @@ ApiResult<ObjectList> RestClient::list(const Resource& resource, std::string_vie
 
 ApiResult<ObjectList> RestClient::listAll(const Resource& resource, std::string_view ns,
                                           const ListOptions& options, std::stop_token stop) {
-  return listAllPages(
-      [&](const ListOptions& page) { return list(resource, ns, page, stop); }, options, stop);
+  return listAllPages([&](const ListOptions& page) { return list(resource, ns, page, stop); },
+                      options, stop);
 }
 
 ApiResult<WatchStreamPtr> RestClient::watch(const Resource& resource, std::string_view ns,

@@ -29,7 +29,7 @@
 namespace berth::client {
 
 // Sizes cpprestsdk's shared thread pool; call once, before the first client is created
-// (deps-spike.md: 1-2 threads gave 2-4x the default pool's throughput).
+// (measured: 1-2 threads gave 2-4x the default pool's throughput).
 void initializeClientThreads(size_t threads);
 
 enum class PatchType {

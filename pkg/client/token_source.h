@@ -8,9 +8,10 @@
 // larger than kMaxTokenFileBytes, which is never read whole; a file that group or others may
 // write is used but warned about, since whoever can write it chooses berth's identity.
 
+#include <sys/types.h>
+
 #include <mutex>
 #include <string>
-#include <sys/types.h>
 
 #include "pkg/client/backoff.h"
 
@@ -23,8 +24,8 @@ inline constexpr size_t kMaxTokenFileBytes = 64 * 1024;
 class TokenSource {
  public:
   // `token` is the token already read (may be empty); `file` may be empty for a fixed token.
-  TokenSource(std::string token, std::string file,
-              Duration checkInterval = std::chrono::seconds(5), SteadyClock clock = realClock());
+  TokenSource(std::string token, std::string file, Duration checkInterval = std::chrono::seconds(5),
+              SteadyClock clock = realClock());
 
   // The current token; may stat and re-read the file.
   std::string token();

@@ -1,9 +1,9 @@
 #pragma once
-// KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): the subset berth implements, read from
-// YAML or JSON, defaulted as upstream's v1 defaults, and validated. Anything berth does not implement
-// (an unknown field, plugin or plugin argument) is an error naming the field, never silently ignored.
-// Plugin sets are returned merged with the defaults but not yet expanded from multiPoint: which
-// extension points a plugin implements is the framework runtime's knowledge.
+// KubeSchedulerConfiguration (kubescheduler.config.k8s.io/v1): the subset berth implements, read
+// from YAML or JSON, defaulted as upstream's v1 defaults, and validated. Anything berth does not
+// implement (an unknown field, plugin or plugin argument) is an error naming the field, never
+// silently ignored. Plugin sets are returned merged with the defaults but not yet expanded from
+// multiPoint: which extension points a plugin implements is the framework runtime's knowledge.
 
 #include <cstdint>
 #include <map>
@@ -48,8 +48,8 @@ struct UtilizationShapePoint {
 struct ScoringStrategy {
   enum class Type { LeastAllocated, MostAllocated, RequestedToCapacityRatio };
   Type type = Type::LeastAllocated;
-  std::vector<ResourceSpec> resources;            // default cpu:1, memory:1
-  std::vector<UtilizationShapePoint> shape;       // RequestedToCapacityRatio only
+  std::vector<ResourceSpec> resources;       // default cpu:1, memory:1
+  std::vector<UtilizationShapePoint> shape;  // RequestedToCapacityRatio only
 };
 struct NodeResourcesFitArgs {
   std::vector<std::string> ignoredResources;
@@ -103,8 +103,8 @@ struct Configuration {
 // The configuration with no file: one profile named kDefaultSchedulerName with the default plugins.
 Configuration defaultConfiguration();
 
-// Parses, defaults and validates a configuration file's text (YAML or JSON). `source` names the file
-// in errors: "config.yaml: profiles[0].plugins.score.enabled[0].weight: must be positive".
+// Parses, defaults and validates a configuration file's text (YAML or JSON). `source` names the
+// file in errors: "config.yaml: profiles[0].plugins.score.enabled[0].weight: must be positive".
 util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source);
 
 // Upstream's v1 default plugins (MultiPoint, in order) restricted to those berth implements, with

@@ -47,8 +47,12 @@ json ObjectReference::toJson() const {
 }
 
 ObjectReference podReference(const api::Pod& pod) {
-  return ObjectReference{"Pod", "v1", pod.metadata.namespace_, pod.metadata.name,
-                         pod.metadata.uid, pod.metadata.resourceVersion};
+  return ObjectReference{"Pod",
+                         "v1",
+                         pod.metadata.namespace_,
+                         pod.metadata.name,
+                         pod.metadata.uid,
+                         pod.metadata.resourceVersion};
 }
 
 Recorder::Recorder(Sink& sink, RecorderOptions options)
@@ -69,8 +73,12 @@ Recorder::~Recorder() {
 
 void Recorder::record(const ObjectReference& regarding, std::string type, std::string reason,
                       std::string action, std::string note) {
-  Pending pending{regarding, std::move(type), std::move(reason), std::move(action),
-                  truncateNote(std::move(note)), options_.clock()};
+  Pending pending{regarding,
+                  std::move(type),
+                  std::move(reason),
+                  std::move(action),
+                  truncateNote(std::move(note)),
+                  options_.clock()};
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= options_.queueLimit) {
@@ -133,8 +141,9 @@ void Recorder::handle(const Pending& pending) {
     Key key{pending.type, pending.reason, pending.action, pending.regarding};
     auto it = cache_.find(key);
     if (it == cache_.end()) {
-      it = cache_.emplace(std::move(key), Cached{buildEvent(pending), 1, pending.time, pending.time})
-               .first;
+      it =
+          cache_.emplace(std::move(key), Cached{buildEvent(pending), 1, pending.time, pending.time})
+              .first;
     } else {
       ++it->second.count;
       it->second.last = pending.time;
@@ -185,9 +194,9 @@ json Recorder::buildEvent(const Pending& p) const {
 
 json Recorder::seriesPatch(const Cached& cached) const {
   if (options_.api == Api::EventsV1) {
-    return {{"series",
-             {{"count", cached.count},
-              {"lastObservedTime", api::formatMicroTimestamp(cached.last)}}}};
+    return {
+        {"series",
+         {{"count", cached.count}, {"lastObservedTime", api::formatMicroTimestamp(cached.last)}}}};
   }
   return {{"count", cached.count}, {"lastTimestamp", api::formatTimestamp(cached.last)}};
 }
@@ -249,10 +258,9 @@ bool Recorder::sleepFor(std::chrono::milliseconds duration) {
 }
 
 void Recorder::finishSeries() {
-  auto cutoff = api::Timestamp{options_.clock().micros -
-                               std::chrono::duration_cast<std::chrono::microseconds>(
-                                   options_.finishAfter)
-                                   .count()};
+  auto cutoff = api::Timestamp{
+      options_.clock().micros -
+      std::chrono::duration_cast<std::chrono::microseconds>(options_.finishAfter).count()};
   std::vector<Cached> finals;
   {
     std::lock_guard lock(cache_mu_);

@@ -1,7 +1,7 @@
 #pragma once
-// CycleState: per-scheduling-cycle scratch space. A plugin writes its data once (PreFilter, PreScore)
-// and reads it many times (Filter, Score, once per node), so reads are an index into a vector: each
-// plugin obtains a StateKey once, at static-initialisation or construction time.
+// CycleState: per-scheduling-cycle scratch space. A plugin writes its data once (PreFilter,
+// PreScore) and reads it many times (Filter, Score, once per node), so reads are an index into a
+// vector: each plugin obtains a StateKey once, at static-initialisation or construction time.
 
 #include <memory>
 #include <string_view>

@@ -14,10 +14,11 @@
 namespace berth::framework {
 
 struct Diagnosis {
-  // The rejecting status of each evaluated node that did not fit (status.plugin() says which plugin).
-  // Node names point into the snapshot the cycle ran on and are valid as long as it lives.
+  // The rejecting status of each evaluated node that did not fit (status.plugin() says which
+  // plugin). Node names point into the snapshot the cycle ran on and are valid as long as it lives.
   std::vector<std::pair<std::string_view, Status>> nodeToStatus;
-  // The status of nodes that were never evaluated (a PreFilter rejected the pod, or narrowed the nodes).
+  // The status of nodes that were never evaluated (a PreFilter rejected the pod, or narrowed the
+  // nodes).
   std::optional<Status> absentNodesStatus;
   std::set<std::string> unschedulablePlugins;
   std::string preFilterMsg;   // set when a PreFilter plugin rejected the pod outright

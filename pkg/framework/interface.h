@@ -1,7 +1,7 @@
 #pragma once
 // The scheduling framework's extension points, one small interface each (upstream's
-// kube-scheduler/framework/interface.go). A plugin derives from the points it implements; the runtime
-// sorts plugins into per-point lists once, when the profile is built.
+// kube-scheduler/framework/interface.go). A plugin derives from the points it implements; the
+// runtime sorts plugins into per-point lists once, when the profile is built.
 //
 // Filter and Score run once per node, possibly on several threads at once: they must only read the
 // plugin, the CycleState and the NodeInfo they are given.
@@ -43,8 +43,10 @@ struct PreFilterResult {
 
 class PreFilterPlugin : public virtual Plugin {
  public:
-  // Runs once per cycle. Unschedulable* rejects the pod on every node; Skip skips this plugin's Filter.
-  virtual Status preFilter(CycleState& state, const PodInfo& pod, PreFilterResult& result) const = 0;
+  // Runs once per cycle. Unschedulable* rejects the pod on every node; Skip skips this plugin's
+  // Filter.
+  virtual Status preFilter(CycleState& state, const PodInfo& pod,
+                           PreFilterResult& result) const = 0;
 };
 
 class FilterPlugin : public virtual Plugin {
@@ -85,7 +87,8 @@ class ReservePlugin : public virtual Plugin {
   virtual void unreserve(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
 };
 
-// Binds the pod to the node (e.g. POSTs a Binding). Skip means "not mine; ask the next bind plugin".
+// Binds the pod to the node (e.g. POSTs a Binding). Skip means "not mine; ask the next bind
+// plugin".
 class BindPlugin : public virtual Plugin {
  public:
   virtual Status bind(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;

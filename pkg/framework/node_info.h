@@ -1,7 +1,8 @@
 #pragma once
 // NodeInfo: one node and the pods placed on it, with the sums that Filter and Score read. Adding or
-// removing a pod is O(pods' ports + scalar resources), so assuming a placement is cheap. `generation`
-// moves on every change, so a cache can copy only the nodes that changed into the next snapshot.
+// removing a pod is O(pods' ports + scalar resources), so assuming a placement is cheap.
+// `generation` moves on every change, so a cache can copy only the nodes that changed into the next
+// snapshot.
 
 #include <cstdint>
 #include <memory>

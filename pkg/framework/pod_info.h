@@ -32,7 +32,8 @@ struct PodInfo {
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
-// A pod waiting in the scheduling queue: `timestamp` is when it was (re)queued, the secondary order.
+// A pod waiting in the scheduling queue: `timestamp` is when it was (re)queued, the secondary
+// order.
 struct QueuedPodInfo {
   PodInfoPtr podInfo;
   api::Timestamp timestamp;

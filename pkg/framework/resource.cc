@@ -9,8 +9,8 @@ bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
 
-// Adds `amount` of `name` into a Resource the way upstream converts a ResourceList: cpu by its milli
-// value, memory/storage/pods by value, scalar names by value, other names ignored.
+// Adds `amount` of `name` into a Resource the way upstream converts a ResourceList: cpu by its
+// milli value, memory/storage/pods by value, scalar names by value, other names ignored.
 void addNamed(Resource& r, std::string_view name, const resource::Quantity& amount) {
   if (name == kCPU) {
     r.milliCPU += amount.milliValue();
@@ -44,8 +44,9 @@ api::ResourceList containerRequests(const api::Container& c, bool nonZero) {
   api::ResourceList reqs = c.resources.requests;
   if (nonZero) {
     reqs.try_emplace(std::string(kCPU), resource::Quantity::fromMilli(kDefaultMilliCPURequest));
-    reqs.try_emplace(std::string(kMemory), resource::Quantity::fromValue(
-                                               kDefaultMemoryRequest, resource::Quantity::Format::BinarySI));
+    reqs.try_emplace(
+        std::string(kMemory),
+        resource::Quantity::fromValue(kDefaultMemoryRequest, resource::Quantity::Format::BinarySI));
   }
   return reqs;
 }
@@ -54,15 +55,17 @@ api::ResourceList containerRequests(const api::Container& c, bool nonZero) {
 
 bool isScalarResourceName(std::string_view name) {
   if (startsWith(name, "hugepages-") || startsWith(name, "attachable-volumes-")) return true;
-  // Prefixed native ("kubernetes.io/…") and extended ("example.com/gpu") names both contain a slash;
-  // upstream additionally rejects extended names whose "requests."-prefixed form is not a qualified name.
+  // Prefixed native ("kubernetes.io/…") and extended ("example.com/gpu") names both contain a
+  // slash; upstream additionally rejects extended names whose "requests."-prefixed form is not a
+  // qualified name.
   auto slash = name.find('/');
   if (slash == std::string_view::npos) return false;
   if (name.find("kubernetes.io/") != std::string_view::npos) return true;
   if (startsWith(name, "requests.")) return false;
   auto domain = name.substr(0, slash);
   auto local = name.substr(slash + 1);
-  if (domain.empty() || local.empty() || local.size() > 63 || local.find('/') != std::string_view::npos) {
+  if (domain.empty() || local.empty() || local.size() > 63 ||
+      local.find('/') != std::string_view::npos) {
     return false;
   }
   return true;

@@ -1,7 +1,8 @@
 #pragma once
 // Resource: the integer view of a ResourceList that scheduling arithmetic uses (upstream's
-// framework.Resource): CPU in milli-cores, memory and ephemeral storage in bytes, the pod count, and
-// scalar resources (extended resources such as nvidia.com/gpu, hugepages-*, attachable-volumes-*).
+// framework.Resource): CPU in milli-cores, memory and ephemeral storage in bytes, the pod count,
+// and scalar resources (extended resources such as nvidia.com/gpu, hugepages-*,
+// attachable-volumes-*).
 
 #include <cstdint>
 #include <string>
@@ -22,7 +23,8 @@ inline constexpr std::string_view kPods = "pods";
 inline constexpr int64_t kDefaultMilliCPURequest = 100;
 inline constexpr int64_t kDefaultMemoryRequest = 200 * 1024 * 1024;
 
-// Upstream's IsScalarResourceName: extended, prefixed-native, hugepages and attachable-volumes names.
+// Upstream's IsScalarResourceName: extended, prefixed-native, hugepages and attachable-volumes
+// names.
 bool isScalarResourceName(std::string_view name);
 
 struct Resource {
@@ -45,9 +47,9 @@ struct Resource {
   bool isZero() const;
 };
 
-// What a pod asks for (upstream's PodRequests): the sum of its containers and sidecars, or the largest
-// init container step if larger, plus overhead. With nonZero, containers that do not set cpu or memory
-// count as kDefaultMilliCPURequest / kDefaultMemoryRequest (for scoring only).
+// What a pod asks for (upstream's PodRequests): the sum of its containers and sidecars, or the
+// largest init container step if larger, plus overhead. With nonZero, containers that do not set
+// cpu or memory count as kDefaultMilliCPURequest / kDefaultMemoryRequest (for scoring only).
 Resource computePodRequests(const api::Pod& pod, bool nonZero);
 
 }  // namespace berth::framework

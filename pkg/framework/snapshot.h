@@ -1,7 +1,7 @@
 #pragma once
-// Snapshot: the nodes a scheduling cycle sees, in a stable order. Plugins only read it; the caller (the
-// cache, or the simulator) may add an assumed pod to one NodeInfo between cycles, through addPod, so
-// that the snapshot's list of generations stays true.
+// Snapshot: the nodes a scheduling cycle sees, in a stable order. Plugins only read it; the caller
+// (the cache, or the simulator) may add an assumed pod to one NodeInfo between cycles, through
+// addPod, so that the snapshot's list of generations stays true.
 
 #include <cstdint>
 #include <string>
@@ -17,8 +17,8 @@ class Snapshot {
  public:
   Snapshot() = default;
 
-  // Nodes in the given order, with the bound pods added to their nodes. Pods bound to a node that is
-  // not in `nodes` are returned in `orphans` (they occupy nothing until that node appears).
+  // Nodes in the given order, with the bound pods added to their nodes. Pods bound to a node that
+  // is not in `nodes` are returned in `orphans` (they occupy nothing until that node appears).
   static Snapshot build(const std::vector<api::NodePtr>& nodes,
                         const std::vector<PodInfoPtr>& boundPods,
                         std::vector<PodInfoPtr>* orphans = nullptr);

@@ -1,10 +1,12 @@
 #pragma once
-// Status: the outcome of running a plugin, with upstream's codes. Expected rejections (a node that does
-// not fit) are not errors: Unschedulable and UnschedulableAndUnresolvable carry human reasons that end up
-// in the FitError message. The runtime, not the plugin, records which plugin produced a status.
+// Status: the outcome of running a plugin, with upstream's codes. Expected rejections (a node that
+// does not fit) are not errors: Unschedulable and UnschedulableAndUnresolvable carry human reasons
+// that end up in the FitError message. The runtime, not the plugin, records which plugin produced a
+// status.
 //
-// Filter runs once per node and most rejections repeat a constant sentence, so a Status built from a
-// string literal (a std::string_view of static storage), or from pieces of one, allocates nothing.
+// Filter runs once per node and most rejections repeat a constant sentence, so a Status built from
+// a string literal (a std::string_view of static storage), or from pieces of one, allocates
+// nothing.
 
 #include <array>
 #include <string>
@@ -21,7 +23,8 @@ enum class Code {
   Unschedulable,
   // The pod does not fit and preemption cannot help on this node (e.g. a node selector mismatch).
   UnschedulableAndUnresolvable,
-  Skip,  // PreFilter/PreScore: this plugin has nothing to do for this pod; its Filter/Score are skipped
+  Skip,  // PreFilter/PreScore: this plugin has nothing to do for this pod; its Filter/Score are
+         // skipped
 };
 
 std::string_view codeName(Code code);
@@ -32,8 +35,9 @@ class [[nodiscard]] Status {
   // `staticReason` must have static storage duration (a string literal).
   Status(Code code, std::string_view staticReason) : code_(code), pieces_{staticReason} {}
   Status(Code code, const char* staticReason) : code_(code), pieces_{staticReason} {}
-  // One reason made of up to five pieces, joined only when read. The pieces must outlive the status:
-  // string literals, or fields of objects in the snapshot the cycle runs on (a taint's key, say).
+  // One reason made of up to five pieces, joined only when read. The pieces must outlive the
+  // status: string literals, or fields of objects in the snapshot the cycle runs on (a taint's key,
+  // say).
   Status(Code code, std::array<std::string_view, 5> pieces) : code_(code), pieces_(pieces) {}
   Status(Code code, std::string reason) : code_(code) { reasons_.push_back(std::move(reason)); }
   Status(Code code, std::vector<std::string> reasons) : code_(code), reasons_(std::move(reasons)) {}

@@ -73,7 +73,8 @@ bool Reflector::listAndReplace(std::stop_token stop) {
       [&](const client::ListOptions& page) { return lw_.list(page, stop); }, options, stop);
   if (!list.ok()) {
     if (list.error().kind != ApiFailure::Kind::Cancelled) {
-      log::warning("Failed to list", {{"resource", options_.name}, {"err", list.error().toString()}});
+      log::warning("Failed to list",
+                   {{"resource", options_.name}, {"err", list.error().toString()}});
     }
     return false;
   }

@@ -1,7 +1,7 @@
 #pragma once
-// LabelSet: a node's labels as one sorted, contiguous block, for the scheduling hot loop. A std::map
-// of heap-allocated strings costs several cache misses per lookup; at thousands of nodes per pod
-// those misses dominate. Built once per node, looked up many times.
+// LabelSet: a node's labels as one sorted, contiguous block, for the scheduling hot loop. A
+// std::map of heap-allocated strings costs several cache misses per lookup; at thousands of nodes
+// per pod those misses dominate. Built once per node, looked up many times.
 
 #include <cstdint>
 #include <optional>

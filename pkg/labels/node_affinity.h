@@ -1,7 +1,7 @@
 #pragma once
 // A pod's node constraints compiled once per scheduling cycle and then matched against thousands of
-// nodes: requirement validity (which upstream settles when it parses a term) is decided here, so the
-// per-node match is label lookups only.
+// nodes: requirement validity (which upstream settles when it parses a term) is decided here, so
+// the per-node match is label lookups only.
 
 #include <string_view>
 #include <vector>
@@ -22,7 +22,8 @@ class CompiledTerm {
   bool valid_;
 };
 
-// spec.nodeSelector AND the required node affinity terms (ORed), as upstream's RequiredNodeAffinity.
+// spec.nodeSelector AND the required node affinity terms (ORed), as upstream's
+// RequiredNodeAffinity.
 class RequiredNodeAffinity {
  public:
   // `required` may be null (no required affinity). Both are borrowed and must outlive this object.

@@ -1,6 +1,5 @@
-#include <string_view>
-
 #include <algorithm>
+#include <string_view>
 
 #include "pkg/labels/internal/match.h"
 #include "pkg/labels/node_affinity.h"

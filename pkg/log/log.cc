@@ -1,10 +1,11 @@
 #include "pkg/log/log.h"
 
+#include <spdlog/sinks/stdout_sinks.h>
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdio>
-#include <spdlog/sinks/stdout_sinks.h>
-#include <spdlog/spdlog.h>
 
 namespace berth::log {
 namespace {
@@ -19,10 +20,11 @@ void appendValue(std::string& out, const json& value) {
   out += value.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
-std::string renderJson(char level, int v, std::string_view msg,
-                       std::initializer_list<Field> fields, std::string_view err) {
+std::string renderJson(char level, int v, std::string_view msg, std::initializer_list<Field> fields,
+                       std::string_view err) {
   auto now = std::chrono::system_clock::now().time_since_epoch();
-  double ts = static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) / 1e6;
+  double ts =
+      static_cast<double>(std::chrono::duration_cast<std::chrono::microseconds>(now).count()) / 1e6;
   json line = json::object();
   line["ts"] = ts;
   if (level == 'I') line["v"] = v;

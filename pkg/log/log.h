@@ -1,12 +1,13 @@
 #pragma once
 // Structured logging in klog's two formats, so berth's logs read and parse like kube-scheduler's:
 //
-//   text: I1130 08:00:00.123456   12345 ] "Successfully bound pod to node" pod="default/web-1" node="n1"
-//   json: {"ts":1764489600.123456,"v":2,"msg":"Successfully bound pod to node","pod":"default/web-1",...}
+//   text: I1130 08:00:00.123456   12345 ] "Successfully bound pod to node" pod="default/web-1"
+//   node="n1" json: {"ts":1764489600.123456,"v":2,"msg":"Successfully bound pod to
+//   node","pod":"default/web-1",...}
 //
-// A message is a constant sentence plus key/value fields (klog.InfoS). `--v N` enables info messages
-// of verbosity <= N, as klog's V(N); errors and warnings always print. Lines go to stderr through
-// spdlog; each call writes one whole line, so lines from threads never interleave.
+// A message is a constant sentence plus key/value fields (klog.InfoS). `--v N` enables info
+// messages of verbosity <= N, as klog's V(N); errors and warnings always print. Lines go to stderr
+// through spdlog; each call writes one whole line, so lines from threads never interleave.
 
 #include <initializer_list>
 #include <nlohmann/json.hpp>

@@ -52,12 +52,13 @@ std::vector<double> exponentialBuckets(double start, double factor, int count) {
 }
 
 Metrics::Metrics()
-    : attempts_(prometheus::BuildCounter()
-                    .Name("scheduler_schedule_attempts_total")
-                    .Help("Number of attempts to schedule pods, by the result. 'unschedulable' means "
-                          "a pod could not be scheduled, while 'error' means an internal scheduler "
-                          "problem.")
-                    .Register(registry_)),
+    : attempts_(
+          prometheus::BuildCounter()
+              .Name("scheduler_schedule_attempts_total")
+              .Help("Number of attempts to schedule pods, by the result. 'unschedulable' means "
+                    "a pod could not be scheduled, while 'error' means an internal scheduler "
+                    "problem.")
+              .Register(registry_)),
       attemptDuration_(prometheus::BuildHistogram()
                            .Name("scheduler_scheduling_attempt_duration_seconds")
                            .Help("Scheduling attempt latency in seconds (scheduling algorithm + "
@@ -110,7 +111,9 @@ void Metrics::scheduleAttempt(std::string_view profile, std::string_view result,
   attemptDuration_.Add(labels, exponentialBuckets(0.001, 2, 15)).Observe(seconds(took));
 }
 
-void Metrics::schedulingAlgorithm(util::Duration took) { algorithmDuration_.Observe(seconds(took)); }
+void Metrics::schedulingAlgorithm(util::Duration took) {
+  algorithmDuration_.Observe(seconds(took));
+}
 
 void Metrics::podScheduled(int attempts, util::Duration sinceFirstQueued) {
   podAttempts_.Observe(attempts);
@@ -137,10 +140,12 @@ void Metrics::podScheduledAfterFlush() { scheduledAfterFlush_.Increment(); }
 void Metrics::restRequest(std::string_view method, std::string_view host, std::string_view code,
                           util::Duration took) {
   restRequests_
-      .Add({{"code", std::string(code)}, {"method", std::string(method)}, {"host", std::string(host)}})
+      .Add({{"code", std::string(code)},
+            {"method", std::string(method)},
+            {"host", std::string(host)}})
       .Increment();
   // component-base's buckets for this histogram.
-  static const std::vector<double> kBuckets{0.005, 0.025, 0.1, 0.25, 0.5, 1.0,
+  static const std::vector<double> kBuckets{0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
                                             2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
   restDuration_.Add({{"verb", std::string(method)}, {"host", std::string(host)}}, kBuckets)
       .Observe(seconds(took));
@@ -171,14 +176,15 @@ std::string Metrics::expose() const {
   }
   if (stateSource) {
     const SchedulerState s = stateSource();
-    MetricFamily pending = family("scheduler_pending_pods",
-                                  "Number of pending pods, by the queue type. 'active' means number "
-                                  "of pods in activeQ; 'backoff' means number of pods in backoffQ; "
-                                  "'unschedulable' means number of pods in unschedulablePods that "
-                                  "the scheduler attempted to schedule and failed; 'gated' is the "
-                                  "number of unschedulable pods that the scheduler never attempted "
-                                  "to schedule because they are gated.",
-                                  MetricType::Gauge);
+    MetricFamily pending =
+        family("scheduler_pending_pods",
+               "Number of pending pods, by the queue type. 'active' means number "
+               "of pods in activeQ; 'backoff' means number of pods in backoffQ; "
+               "'unschedulable' means number of pods in unschedulablePods that "
+               "the scheduler attempted to schedule and failed; 'gated' is the "
+               "number of unschedulable pods that the scheduler never attempted "
+               "to schedule because they are gated.",
+               MetricType::Gauge);
     addSample(pending, {{"queue", "active"}}, static_cast<double>(s.active));
     addSample(pending, {{"queue", "backoff"}}, static_cast<double>(s.backoff));
     addSample(pending, {{"queue", "gated"}}, static_cast<double>(s.gated));

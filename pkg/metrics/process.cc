@@ -74,16 +74,18 @@ std::vector<prometheus::MetricFamily> processFamilies() {
     ++openFds;
   }
   rlimit limit{};
-  const double maxFds = getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<double>(limit.rlim_cur) : 0;
+  const double maxFds =
+      getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<double>(limit.rlim_cur) : 0;
 
   using prometheus::MetricType;
   std::vector<prometheus::MetricFamily> out;
-  out.push_back(single("process_cpu_seconds_total", "Total user and system CPU time spent in seconds.",
-                       MetricType::Counter, (utime + stime) / ticks));
+  out.push_back(single("process_cpu_seconds_total",
+                       "Total user and system CPU time spent in seconds.", MetricType::Counter,
+                       (utime + stime) / ticks));
   out.push_back(single("process_max_fds", "Maximum number of open file descriptors.",
                        MetricType::Gauge, maxFds));
-  out.push_back(single("process_open_fds", "Number of open file descriptors.", MetricType::Gauge,
-                       openFds));
+  out.push_back(
+      single("process_open_fds", "Number of open file descriptors.", MetricType::Gauge, openFds));
   out.push_back(single("process_resident_memory_bytes", "Resident memory size in bytes.",
                        MetricType::Gauge, rss * pageSize));
   out.push_back(single("process_start_time_seconds",

@@ -59,7 +59,10 @@ bool SchedulingQueue::BackoffOrder::operator()(const Entry* a, const Entry* b) c
 }
 
 SchedulingQueue::SchedulingQueue(Less less, util::Clock& clock, QueueOptions options)
-    : less_(std::move(less)), clock_(clock), options_(std::move(options)), active_(ActiveOrder{this}) {}
+    : less_(std::move(less)),
+      clock_(clock),
+      options_(std::move(options)),
+      active_(ActiveOrder{this}) {}
 
 // --- Pod events ----------------------------------------------------------------------------------
 

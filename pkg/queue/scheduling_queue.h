@@ -178,7 +178,7 @@ class SchedulingQueue {
   // Into entries_ and a queue; a non-empty event is reported to onIncoming.
   void insertLocked(std::unique_ptr<Entry> entry, Location where, std::string_view event);
   void attachLocked(Entry& entry, Location where, std::string_view event = {});
-  void detachLocked(Entry& entry);                  // out of its structure, still in entries_
+  void detachLocked(Entry& entry);  // out of its structure, still in entries_
   void requeueLocked(Entry& entry, std::string_view event);  // to retryLocation()
   // backoffQ while the pod's backoff runs, else activeQ.
   Location retryLocation(const QueuedPod& pod) const;

@@ -47,8 +47,8 @@ events::Sink::Outcome RestEventSink::create(events::Api api, const std::string& 
 
 events::Sink::Outcome RestEventSink::patch(events::Api api, const std::string& ns,
                                            const std::string& name, const json& patch) {
-  return outcomeOf(client_.patch(eventsResource(api), ns, name,
-                                 client::PatchType::StrategicMerge, patch));
+  return outcomeOf(
+      client_.patch(eventsResource(api), ns, name, client::PatchType::StrategicMerge, patch));
 }
 
 events::Api discoverEventsApi(client::RestClient& client) {
@@ -66,12 +66,10 @@ std::optional<json> podScheduledConditionPatch(const api::Pod& pod, const std::s
     if (c.status == "False" && c.reason == reason && c.message == message) return std::nullopt;
     if (c.status == "False" && c.lastTransitionTime) transition = *c.lastTransitionTime;
   }
-  json condition = {{"type", "PodScheduled"},
-                    {"status", "False"},
-                    {"reason", reason},
-                    {"message", message},
-                    {"lastProbeTime", nullptr},
-                    {"lastTransitionTime", api::formatTimestamp(transition)}};
+  json condition = {
+      {"type", "PodScheduled"},   {"status", "False"},
+      {"reason", reason},         {"message", message},
+      {"lastProbeTime", nullptr}, {"lastTransitionTime", api::formatTimestamp(transition)}};
   return json{{"status", {{"conditions", json::array({condition})}}}};
 }
 

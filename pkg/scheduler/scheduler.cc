@@ -108,8 +108,9 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
       eventSink_(client),
       parallelizer_(static_cast<int>(workerThreads(options_.config.parallelism))),
       algorithm_(parallelizer_,
-                 options_.seed ? options_.seed
-                               : static_cast<uint64_t>(clock_.systemNow().time_since_epoch().count()),
+                 options_.seed
+                     ? options_.seed
+                     : static_cast<uint64_t>(clock_.systemNow().time_since_epoch().count()),
                  options_.config.percentageOfNodesToScore),
       cache_(clock_) {
   for (size_t i = 0; i < std::max<size_t>(options_.bindConcurrency, 1); ++i) {
@@ -172,7 +173,8 @@ void Scheduler::addEventHandlers() {
       return;
     }
     // A pod leaving the informer because it finished: let the cache see how (kubelet rejections).
-    if (terminal(*pod)) logIfFailed(cache_.updatePod(pod), "Scheduler cache UpdatePod failed", *pod);
+    if (terminal(*pod))
+      logIfFailed(cache_.updatePod(pod), "Scheduler cache UpdatePod failed", *pod);
     logIfFailed(cache_.removePod(*pod), "Scheduler cache RemovePod failed", *pod);
     queue_->movePodsOnEvent(queue::events::kAssignedPodDelete);
   };
@@ -217,7 +219,8 @@ bool Scheduler::waitForCacheSync(std::chrono::milliseconds timeout) const {
                                       deadline - std::chrono::steady_clock::now()));
 }
 
-// --- The scheduling loop ---------------------------------------------------------------------------
+// --- The scheduling loop
+// ---------------------------------------------------------------------------
 
 void Scheduler::run(std::stop_token stop) {
   std::stop_callback closeQueue(stop, [this] { queue_->close(); });
@@ -343,7 +346,8 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
   }
   fw.runReservePluginsUnreserve(attempt->state, *attempt->assumed, attempt->node);
   (void)cache_.forgetPod(pod);
-  log::error(status.message(), "Failed to bind pod", {{"pod", podRef(pod)}, {"node", attempt->node}});
+  log::error(status.message(), "Failed to bind pod",
+             {{"pod", podRef(pod)}, {"node", attempt->node}});
   if (options_.metrics) {
     options_.metrics->scheduleAttempt(fw.profileName(), "error",
                                       clock_.monotonicNow() - attempt->started);
@@ -363,9 +367,8 @@ void Scheduler::confirmBound(const Attempt& attempt) {
              {"evaluatedNodes", attempt.evaluatedNodes},
              {"feasibleNodes", attempt.feasibleNodes},
              {"duration", std::chrono::duration<double>(took).count()}});
-  attempt.profile->recorder->record(
-      events::podReference(pod), "Normal", "Scheduled", "Binding",
-      "Successfully assigned " + podRef(pod) + " to " + attempt.node);
+  attempt.profile->recorder->record(events::podReference(pod), "Normal", "Scheduled", "Binding",
+                                    "Successfully assigned " + podRef(pod) + " to " + attempt.node);
   if (options_.observer) options_.observer->bound(pod, attempt.node, attempt.queued);
   if (metrics::Metrics* m = options_.metrics) {
     const util::MonotonicTime now = clock_.monotonicNow();
@@ -375,8 +378,8 @@ void Scheduler::confirmBound(const Attempt& attempt) {
   }
 }
 
-void Scheduler::attempted(const api::Pod& pod, const std::string& profile,
-                          std::string_view result, util::Duration took) {
+void Scheduler::attempted(const api::Pod& pod, const std::string& profile, std::string_view result,
+                          util::Duration took) {
   if (options_.observer) options_.observer->attempted(pod, profile, result, took);
   if (options_.metrics) options_.metrics->scheduleAttempt(profile, result, took);
 }
@@ -413,7 +416,8 @@ metrics::SchedulerState Scheduler::state() const {
       auto [it, fresh] = merged.try_emplace(
           std::tuple(series.plugin, series.extensionPoint, series.status), series);
       if (fresh) continue;
-      for (size_t b = 0; b < series.cumulative.size(); ++b) it->second.cumulative[b] += series.cumulative[b];
+      for (size_t b = 0; b < series.cumulative.size(); ++b)
+        it->second.cumulative[b] += series.cumulative[b];
       it->second.count += series.count;
       it->second.sumSeconds += series.sumSeconds;
     }
@@ -437,7 +441,8 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
                               const std::string& reason, const std::string& message) {
   const api::Pod& pod = queued.pod();
   // Upstream checks the informer's copy: a pod deleted or bound meanwhile is not requeued.
-  std::shared_ptr<const api::Pod> latest = pods_->store().get(log::ref(pod.metadata.namespace_, pod.metadata.name));
+  std::shared_ptr<const api::Pod> latest =
+      pods_->store().get(log::ref(pod.metadata.namespace_, pod.metadata.name));
   if (!latest) {
     queue_->done(pod);
     log::info(3, "Pod doesn't exist in informer cache", {{"pod", podRef(pod)}});
@@ -456,21 +461,22 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
   profile.recorder->record(events::podReference(*latest), "Warning", "FailedScheduling",
                            "Scheduling", message);
   if (options_.observer) options_.observer->failed(pod, message);
-  auto patch = podScheduledConditionPatch(*latest, reason, message,
-                                          timestampOf(clock_.systemNow()));
+  auto patch =
+      podScheduledConditionPatch(*latest, reason, message, timestampOf(clock_.systemNow()));
   if (!patch) return;
   std::string ns = pod.metadata.namespace_;
   std::string name = pod.metadata.name;
   submit([this, ns, name, patch = std::move(*patch)] {
-    auto r = client_.patch(client::kPods, ns, name, client::PatchType::StrategicMerge, patch,
-                           "status");
+    auto r =
+        client_.patch(client::kPods, ns, name, client::PatchType::StrategicMerge, patch, "status");
     if (!r.ok() && !r.error().isNotFound()) {
       log::error(r.error().toString(), "Error updating pod", {{"pod", log::ref(ns, name)}});
     }
   });
 }
 
-// --- Binder pool and timers ------------------------------------------------------------------------
+// --- Binder pool and timers
+// ------------------------------------------------------------------------
 
 void Scheduler::submit(std::function<void()> task) {
   {

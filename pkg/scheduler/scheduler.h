@@ -110,8 +110,8 @@ class Scheduler {
   void confirmBound(const Attempt& attempt);
   // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:
   // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
-  void handleFailure(const queue::QueuedPod& queued, const Profile& profile,
-                     framework::Code code, const std::string& reason, const std::string& message);
+  void handleFailure(const queue::QueuedPod& queued, const Profile& profile, framework::Code code,
+                     const std::string& reason, const std::string& message);
   // Reports an attempt's result to the observer and the metrics.
   void attempted(const api::Pod& pod, const std::string& profile, std::string_view result,
                  util::Duration took);
@@ -134,7 +134,7 @@ class Scheduler {
   algorithm::GenericScheduler algorithm_;
   cache::Cache cache_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  framework::Snapshot snapshot_;  // the scheduling thread's own
+  framework::Snapshot snapshot_;                      // the scheduling thread's own
   std::minstd_rand sampler_{std::random_device{}()};  // the scheduling thread's own
 
   std::unique_ptr<informer::Informer<api::Pod>> pods_;

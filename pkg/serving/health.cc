@@ -47,7 +47,8 @@ std::optional<Response> healthResponse(std::string_view endpoint, std::string_vi
       lines += "[-]" + check.name + " failed: reason withheld\n";
       failed += (failed.empty() ? "" : ",") + check.name;
       log::info(2, "Health check failed",
-                {{"endpoint", std::string(endpoint)}, {"check", check.name},
+                {{"endpoint", std::string(endpoint)},
+                 {"check", check.name},
                  {"err", result.error().message}});
     }
     if (!failed.empty()) {

@@ -17,7 +17,7 @@
 namespace berth::serving {
 
 struct Check {
-  std::string name;                       // "ping", "leaderElection", "sched-handler-sync"
+  std::string name;  // "ping", "leaderElection", "sched-handler-sync"
   std::function<util::Result<void>()> run;
 };
 

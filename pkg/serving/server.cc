@@ -141,10 +141,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(kBodyLimit);
     beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](beast::error_code ec, size_t) {
-                       self->onRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
@@ -234,7 +233,7 @@ void Server::Impl::accept() {
         if (tlsFiles) {
           refreshTls();
           std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket),
-                                                                         tls)
+                                                                          tls)
               ->start();
         } else {
           std::make_shared<Session<beast::tcp_stream>>(*this, std::move(socket), nullptr)->start();
@@ -262,15 +261,18 @@ util::Result<std::unique_ptr<Server>> Server::start(Options options, Handler han
   }
   boost::system::error_code ec;
   const net::ip::address address = net::ip::make_address(options.bindAddress, ec);
-  if (ec) return util::invalidArgument("--bind-address: invalid IP address \"" + options.bindAddress + "\"");
+  if (ec)
+    return util::invalidArgument("--bind-address: invalid IP address \"" + options.bindAddress +
+                                 "\"");
   const tcp::endpoint endpoint(address, options.port);
   impl->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl->acceptor.bind(endpoint, ec);
   if (!ec) impl->acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
-    return util::Error{util::ErrorCode::Unavailable, "cannot listen on " + options.bindAddress + ":" +
-                             std::to_string(options.port) + ": " + ec.message()};
+    return util::Error{util::ErrorCode::Unavailable, "cannot listen on " + options.bindAddress +
+                                                         ":" + std::to_string(options.port) + ": " +
+                                                         ec.message()};
   }
   impl->port = impl->acceptor.local_endpoint().port();
   impl->accept();

@@ -24,7 +24,8 @@ std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
   std::unordered_map<std::string_view, const framework::Status*> rejected;
   for (const auto& [name, status] : out.diagnosis.nodeToStatus) rejected.emplace(name, &status);
   std::unordered_map<std::string_view, size_t> feasibleIndex;
-  for (size_t i = 0; i < out.feasible.size(); ++i) feasibleIndex.emplace(out.feasible[i]->name(), i);
+  for (size_t i = 0; i < out.feasible.size(); ++i)
+    feasibleIndex.emplace(out.feasible[i]->name(), i);
 
   std::vector<NodeExplanation> nodes;
   for (const auto& info : snapshot.nodeInfos()) {
@@ -77,9 +78,8 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
     if (!pod->spec.nodeName.empty()) {
       bound.push_back(framework::makePodInfo(pod));
     } else if (options.allPending || pod->spec.schedulerName == options.schedulerName) {
-      pending.push_back({framework::makePodInfo(pod), pod->metadata.creationTimestamp.value_or(
-                                                          api::Timestamp{}),
-                         0});
+      pending.push_back({framework::makePodInfo(pod),
+                         pod->metadata.creationTimestamp.value_or(api::Timestamp{}), 0});
     }
   }
   std::vector<framework::PodInfoPtr> orphans;
@@ -94,7 +94,8 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
   std::stable_sort(pending.begin(), pending.end(),
                    [&](const auto& a, const auto& b) { return firstProfile.less(a, b); });
 
-  algorithm::GenericScheduler scheduler(parallelizer, options.seed, config.percentageOfNodesToScore);
+  algorithm::GenericScheduler scheduler(parallelizer, options.seed,
+                                        config.percentageOfNodesToScore);
   for (const auto& queued : pending) {
     const api::Pod& pod = *queued.podInfo->pod;
     PodResult result;
@@ -139,8 +140,10 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
       for (const auto& n : r.nodes) {
         nlohmann::json scores = nlohmann::json::object();
         for (const auto& [plugin, s] : n.scores) scores[plugin] = s;
-        nlohmann::json e = {{"name", n.name},       {"feasible", n.feasible},
-                            {"reasons", n.reasons}, {"scores", scores},
+        nlohmann::json e = {{"name", n.name},
+                            {"feasible", n.feasible},
+                            {"reasons", n.reasons},
+                            {"scores", scores},
                             {"total", n.total}};
         if (!n.plugin.empty()) e["plugin"] = n.plugin;
         if (!n.evaluated) e["evaluated"] = false;

@@ -1,15 +1,14 @@
 #pragma once
-// The offline what-if: given the nodes and pods of a cluster file, place the pending pods one by one
-// in queue order with the same framework and plugins the daemon uses, each placement assumed before
-// the next, and report where each pod went or why it fits nowhere.
+// The offline what-if: given the nodes and pods of a cluster file, place the pending pods one by
+// one in queue order with the same framework and plugins the daemon uses, each placement assumed
+// before the next, and report where each pod went or why it fits nowhere.
 
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
@@ -31,15 +30,16 @@ struct NodeExplanation {
   bool feasible = false;
   std::vector<std::string> reasons;
   std::string plugin;  // the plugin that rejected the node; empty when feasible or not one plugin
-  std::vector<std::pair<std::string, int64_t>> scores;  // plugin -> normalized score, before weights
-  int64_t total = 0;                                     // sum of score * weight
+  std::vector<std::pair<std::string, int64_t>>
+      scores;         // plugin -> normalized score, before weights
+  int64_t total = 0;  // sum of score * weight
 };
 
 struct PodResult {
   std::string pod;  // namespace/name
   std::string profile;
   std::optional<std::string> node;
-  std::string message;  // why it was not placed
+  std::string message;                 // why it was not placed
   std::vector<NodeExplanation> nodes;  // with Options::explain
 };
 

@@ -1,6 +1,7 @@
 #pragma once
-// Parallelizer: runs a function over index ranges [0, n) on a fixed set of worker threads (upstream's
-// parallelize.Until). Filter and Score fan out over nodes with it; with one thread it runs inline.
+// Parallelizer: runs a function over index ranges [0, n) on a fixed set of worker threads
+// (upstream's parallelize.Until). Filter and Score fan out over nodes with it; with one thread it
+// runs inline.
 
 #include <condition_variable>
 #include <cstddef>
@@ -35,9 +36,9 @@ class Parallelizer {
   const std::function<void(size_t, size_t)>* job_ = nullptr;  // guarded by mu_
   size_t n_ = 0;
   size_t chunk_ = 0;
-  size_t next_ = 0;       // next chunk start, guarded by mu_
-  int busy_ = 0;          // workers inside the current job, guarded by mu_
-  uint64_t epoch_ = 0;    // bumped per job so each worker joins each job once
+  size_t next_ = 0;     // next chunk start, guarded by mu_
+  int busy_ = 0;        // workers inside the current job, guarded by mu_
+  uint64_t epoch_ = 0;  // bumped per job so each worker joins each job once
   bool stopping_ = false;
 };
 

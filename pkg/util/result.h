@@ -11,13 +11,13 @@
 namespace berth::util {
 
 enum class ErrorCode {
-  InvalidArgument,     // the input is wrong; retrying the same input will not help
+  InvalidArgument,  // the input is wrong; retrying the same input will not help
   NotFound,
   AlreadyExists,
   FailedPrecondition,  // the system is not in a state for this; fix the state first
-  Aborted,             // a concurrency conflict (e.g. a resourceVersion mismatch); retry the whole step
-  Unavailable,         // probably transient; retry with backoff
-  Unimplemented,       // a valid request that berth does not support
+  Aborted,        // a concurrency conflict (e.g. a resourceVersion mismatch); retry the whole step
+  Unavailable,    // probably transient; retry with backoff
+  Unimplemented,  // a valid request that berth does not support
   Internal,
 };
 
@@ -66,7 +66,7 @@ template <typename E>
 class [[nodiscard]] Result<void, E> {
  public:
   // clang-tidy cannot see that an empty error (for ApiFailure, a null nlohmann::json) never throws.
-  Result() = default;  // NOLINT(bugprone-exception-escape)
+  Result() = default;                                        // NOLINT(bugprone-exception-escape)
   Result(E error) : error_(std::move(error)), ok_(false) {}  // NOLINT(google-explicit-constructor)
 
   bool ok() const { return ok_; }

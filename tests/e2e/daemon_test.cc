@@ -1,17 +1,16 @@
 // End-to-end tests of the daemon: the real `berth run` process against the embedded API server
 // over HTTP, with the server's fault hooks standing in for a cluster under stress.
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
@@ -22,10 +21,10 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
-using test::nodeJson;
-using test::podJson;
 using apiserver::Resource;
 using test::eventually;
+using test::nodeJson;
+using test::podJson;
 using namespace std::chrono_literals;
 
 class Daemon : public testing::Test {
@@ -52,8 +51,8 @@ class Daemon : public testing::Test {
   void startBerth(std::vector<std::string> extra = {}) {
     // One daemon alone: leader election would end it in the 10 s outage below (a leader that
     // cannot renew exits), and a free port keeps parallel test binaries apart.
-    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v", "3", "--port", "0",
-                                     "--leader-elect=false"};
+    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v",
+                                     "3",   "--port",       "0",         "--leader-elect=false"};
     args.insert(args.end(), extra.begin(), extra.end());
     auto spawned = test::BerthProcess::spawn(BERTH_BINARY, args, log_);
     ASSERT_TRUE(spawned.ok()) << spawned.error().message;
@@ -183,9 +182,8 @@ TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
 
   create(Resource::Nodes, nodeJson("n3", "32"));
   ASSERT_TRUE(eventually([&] { return nodeOf("huge") == "n3"; }, 20s));
-  EXPECT_TRUE(eventually([&] {
-    return failedEvent("Scheduled", "Successfully assigned default/huge to n3");
-  }));
+  EXPECT_TRUE(eventually(
+      [&] { return failedEvent("Scheduled", "Successfully assigned default/huge to n3"); }));
   EXPECT_EQ(stopBerth(), 0);
 }
 
@@ -194,7 +192,8 @@ TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
   startBerth();
   int created = 0;
   auto createBatch = [&](int n) {
-    for (int i = 0; i < n; ++i) create(Resource::Pods, podJson("p" + std::to_string(created++), "100m"));
+    for (int i = 0; i < n; ++i)
+      create(Resource::Pods, podJson("p" + std::to_string(created++), "100m"));
   };
   createBatch(10);
   ASSERT_TRUE(eventually([&] { return !nodeOf("p9").empty(); }));
@@ -212,7 +211,8 @@ TEST_F(Daemon, LosesNoPodAndBindsNoneTwiceThroughApiServerFaults) {
   // pod back and drop it, never bind it again.
   server_->delayBindings(300ms);
   create(Resource::Pods, podJson("contested", "100m"));
-  json binding = {{"apiVersion", "v1"}, {"kind", "Binding"},
+  json binding = {{"apiVersion", "v1"},
+                  {"kind", "Binding"},
                   {"metadata", {{"name", "contested"}, {"namespace", "default"}}},
                   {"target", {{"kind", "Node"}, {"name", "n3"}}}};
   ASSERT_TRUE(store_.bind("default", "contested", binding).ok());
@@ -255,7 +255,8 @@ TEST_F(Daemon, ExitsCleanlyOnSigtermDuringABurst) {
   for (int i = 0; i < 3; ++i) create(Resource::Nodes, nodeJson("n" + std::to_string(i), "1000"));
   startBerth();
   ASSERT_TRUE(eventually([&] { return server_->activeWatches() >= 2; }));
-  for (int i = 0; i < 300; ++i) create(Resource::Pods, podJson("burst-" + std::to_string(i), "10m"));
+  for (int i = 0; i < 300; ++i)
+    create(Resource::Pods, podJson("burst-" + std::to_string(i), "10m"));
   ASSERT_TRUE(eventually([&] { return !bindings().empty(); }));
   auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(stopBerth(10s), 0);

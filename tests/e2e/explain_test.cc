@@ -1,6 +1,7 @@
 // End-to-end tests of `berth explain`: the real binary reads a pod, the nodes and the bound pods
 // from the embedded API server over HTTP and explains the pod's placement.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -8,12 +9,10 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
@@ -23,10 +22,10 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using apiserver::Resource;
 using test::nodeJson;
 using test::podJson;
 using test::readFile;
-using apiserver::Resource;
 
 json boundPod(const std::string& name, const std::string& cpu, const std::string& nodeName) {
   json p = podJson(name, cpu, "default-scheduler");
@@ -311,9 +310,10 @@ TEST_F(Explain, PodOfAnotherSchedulerIsFlaggedThenExplainedWithTheFirstProfile) 
 
   Outcome r = explain("default/theirs");
   ASSERT_EQ(r.exitCode, 0) << r.err;
-  EXPECT_TRUE(r.out.starts_with("Note: spec.schedulerName \"default-scheduler\" matches no profile "
-                                "of this configuration (\"berth\"), so berth will never schedule "
-                                "this pod"))
+  EXPECT_TRUE(
+      r.out.starts_with("Note: spec.schedulerName \"default-scheduler\" matches no profile "
+                        "of this configuration (\"berth\"), so berth will never schedule "
+                        "this pod"))
       << r.out;
   EXPECT_NE(r.out.find("berth would bind it to node \"small\" (profile \"berth\")"),
             std::string::npos)

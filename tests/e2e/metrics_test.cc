@@ -19,9 +19,9 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using apiserver::Resource;
 using test::nodeJson;
 using test::podJson;
-using apiserver::Resource;
 using namespace std::chrono_literals;
 
 // The value of the sample `series` (name{labels} exactly as exposed), or -1 when absent.
@@ -131,15 +131,24 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   // A binding lands in the store before berth has read its answer and counted it: wait for the
   // last figure berth records per bound pod (the SLI histogram) as well.
   std::string text;
-  ASSERT_TRUE(test::eventually([&] {
-    text = scrape();
-    return sample(text, R"(scheduler_pending_pods{queue="unschedulable"})") == 1 &&
-           sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") == 2;
-  }, 10s)) << text;
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        text = scrape();
+        return sample(text, R"(scheduler_pending_pods{queue="unschedulable"})") == 1 &&
+               sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") ==
+                   2;
+      },
+      10s))
+      << text;
   EXPECT_EQ(promtoolCheck(text), "");
-  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
-  EXPECT_GE(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unschedulable"})"), 1);
-  EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), 1);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
+  EXPECT_GE(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unschedulable"})"),
+      1);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"),
+      1);
   EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_attempts_count)"), 2);
   EXPECT_EQ(sample(text, R"(scheduler_cache_size{type="nodes"})"), 1);
   EXPECT_EQ(sample(text, "berth_pods_on_unknown_nodes"), 1);
@@ -148,22 +157,31 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   EXPECT_GE(sample(text, R"(rest_client_requests_total{code="201",host=")" + host +
                              R"(",method="POST"})"),
             2);
-  EXPECT_GE(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"), 3);
+  EXPECT_GE(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"),
+            3);
 
   // A node where the huge pod fits: the NodeAdd event moves it, and it is bound.
   create(Resource::Nodes, nodeJson("large", "16"));
   ASSERT_TRUE(test::eventually([&] { return nodeOf("huge") == "large"; }));
-  ASSERT_TRUE(test::eventually([&] {
-    text = scrape();
-    return sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") == 3;
-  }, 10s)) << text;
-  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 3);
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        text = scrape();
+        return sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts=") ==
+               3;
+      },
+      10s))
+      << text;
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 3);
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="unschedulable"})"), 0);
-  EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), -1);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"),
+      -1);
   EXPECT_GE(sumWhere(text, "scheduler_queue_incoming_pods_total", R"(event="NodeAdd")"), 1);
   // Two pods bound at their first attempt, the huge one after more.
   EXPECT_EQ(sumWhere(text, "scheduler_pod_scheduling_sli_duration_seconds_count", "attempts="), 3);
-  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"), 2);
+  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"),
+            2);
   EXPECT_EQ(promtoolCheck(text), "");
   EXPECT_EQ(berth_->terminate(), 0);
 }
@@ -171,10 +189,12 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
 TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
   create(Resource::Nodes, nodeJson("n", "2"));
   startBerth();
-  ASSERT_TRUE(test::eventually([&] {
-    auto r = test::httpGet(port_, "/readyz");
-    return r.ok() && r->code == 200;
-  }, 10s));
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        auto r = test::httpGet(port_, "/readyz");
+        return r.ok() && r->code == 200;
+      },
+      10s));
   EXPECT_EQ(scrape("/healthz"), "ok");
   EXPECT_EQ(scrape("/livez"), "ok");
   EXPECT_EQ(scrape("/readyz?verbose"),

@@ -43,10 +43,10 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
-using test::nodeJson;
-using test::podJson;
 using apiserver::RequestRecord;
 using apiserver::Resource;
+using test::nodeJson;
+using test::podJson;
 using namespace std::chrono_literals;
 using test::eventually;
 

@@ -3,17 +3,16 @@
 // retries, refused requests and a rejected token. Every line berth writes at the highest verbosity
 // is searched for the token and for each line of the private key's PEM body.
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
@@ -25,10 +24,10 @@ namespace berth {
 namespace {
 
 using json = nlohmann::json;
-using test::nodeJson;
-using test::podJson;
 using apiserver::Resource;
 using test::eventually;
+using test::nodeJson;
+using test::podJson;
 using namespace std::chrono_literals;
 
 // Distinctive enough that a match in the log can only be a leak.

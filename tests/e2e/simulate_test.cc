@@ -1,15 +1,14 @@
 // End-to-end tests of `berth simulate`: the real binary, real files, exact output.
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "tests/support/objects.h"
 
@@ -106,9 +105,10 @@ spec:
 )");
   Output r = runBerth("simulate --cluster " + path);
   EXPECT_EQ(r.exitCode, 2);
-  EXPECT_NE(r.out.find(
-                "pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity \"abc\""),
-            std::string::npos)
+  EXPECT_NE(
+      r.out.find(
+          "pod default/web-1: spec.containers[0].resources.requests.cpu: invalid quantity \"abc\""),
+      std::string::npos)
       << r.out;
 }
 
@@ -141,7 +141,8 @@ TEST(Simulate, UnknownFlagExitsTwo) {
 }
 
 TEST(Simulate, AcceptsKubectlJsonList) {
-  Output r = runBerth("simulate --cluster tests/testdata/kubectl-list.json --all-pending --output json");
+  Output r =
+      runBerth("simulate --cluster tests/testdata/kubectl-list.json --all-pending --output json");
   EXPECT_EQ(r.exitCode, 0) << r.out;
   EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
 }

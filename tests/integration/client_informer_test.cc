@@ -339,8 +339,8 @@ TEST_F(ClientIntegration, AWatchEventOverTheLimitFailsTheStreamAndTheInformerRel
   inf->stop();
 }
 
-// 100,000 events in an optimized build; sanitizer builds (5-10x slower, and where CI runs the suite)
-// send 20,000, which still keeps the watch busy for minutes of server and decoder time.
+// 100,000 events in an optimized build; sanitizer builds (5-10x slower, and where CI runs the
+// suite) send 20,000, which still keeps the watch busy for minutes of server and decoder time.
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define BERTH_SLOW_SANITIZER 1

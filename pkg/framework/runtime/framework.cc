@@ -24,8 +24,8 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
   for (const auto& ref : specific.enabled) {
     auto* p = dynamic_cast<const T*>(plugins.find(ref.name)->second);
     if (p == nullptr) {
-      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) + " does not extend " +
-                                   std::string(point) + " plugin");
+      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+                                   " does not extend " + std::string(point) + " plugin");
     }
     if (std::find(enabled.begin(), enabled.end(), ref.name) != enabled.end()) {
       return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
@@ -58,11 +58,13 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
 
   std::vector<std::string> order;
   for (const auto& name : enabled) {
-    if (std::find(overrides.begin(), overrides.end(), name) != overrides.end()) order.push_back(name);
+    if (std::find(overrides.begin(), overrides.end(), name) != overrides.end())
+      order.push_back(name);
   }
   order.insert(order.end(), fromMultiPoint.begin(), fromMultiPoint.end());
   for (const auto& name : enabled) {
-    if (std::find(overrides.begin(), overrides.end(), name) == overrides.end()) order.push_back(name);
+    if (std::find(overrides.begin(), overrides.end(), name) == overrides.end())
+      order.push_back(name);
   }
   out.clear();
   for (const auto& name : order) out.push_back(dynamic_cast<const T*>(plugins.find(name)->second));
@@ -100,8 +102,7 @@ std::vector<std::string> Registry::names() const {
 }
 
 util::Result<FrameworkPtr> Framework::create(const Registry& registry,
-                                             const config::Profile& profile,
-                                             const Handle& handle) {
+                                             const config::Profile& profile, const Handle& handle) {
   FrameworkPtr fw(new Framework());
   fw->profile_name_ = profile.schedulerName;
   fw->percentage_of_nodes_to_score_ = profile.percentageOfNodesToScore;
@@ -109,10 +110,18 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
 
   const config::Plugins& ps = profile.plugins;
   const std::vector<std::pair<std::string_view, const config::PluginSet*>> points = {
-      {"PreEnqueue", &ps.preEnqueue}, {"QueueSort", &ps.queueSort},   {"PreFilter", &ps.preFilter},
-      {"Filter", &ps.filter},         {"PostFilter", &ps.postFilter}, {"PreScore", &ps.preScore},
-      {"Score", &ps.score},           {"Reserve", &ps.reserve},       {"Permit", &ps.permit},
-      {"PreBind", &ps.preBind},       {"Bind", &ps.bind},             {"PostBind", &ps.postBind},
+      {"PreEnqueue", &ps.preEnqueue},
+      {"QueueSort", &ps.queueSort},
+      {"PreFilter", &ps.preFilter},
+      {"Filter", &ps.filter},
+      {"PostFilter", &ps.postFilter},
+      {"PreScore", &ps.preScore},
+      {"Score", &ps.score},
+      {"Reserve", &ps.reserve},
+      {"Permit", &ps.permit},
+      {"PreBind", &ps.preBind},
+      {"Bind", &ps.bind},
+      {"PostBind", &ps.postBind},
       {"MultiPoint", &ps.multiPoint}};
 
   // Instantiate every plugin enabled anywhere, once.
@@ -148,18 +157,20 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     return {};
   };
   std::vector<const QueueSortPlugin*> queueSort;
-  if (auto r = check(buildPoint("QueueSort", ps.queueSort, ps.multiPoint, plugins, queueSort)); !r) {
+  if (auto r = check(buildPoint("QueueSort", ps.queueSort, ps.multiPoint, plugins, queueSort));
+      !r) {
     return r.error();
   }
-  if (auto r = check(buildPoint("PreFilter", ps.preFilter, ps.multiPoint, plugins, fw->pre_filter_));
+  if (auto r =
+          check(buildPoint("PreFilter", ps.preFilter, ps.multiPoint, plugins, fw->pre_filter_));
       !r) {
     return r.error();
   }
   if (auto r = check(buildPoint("Filter", ps.filter, ps.multiPoint, plugins, fw->filter_)); !r) {
     return r.error();
   }
-  if (auto r = check(buildPoint("PostFilter", ps.postFilter, ps.multiPoint, plugins,
-                                fw->post_filter_));
+  if (auto r =
+          check(buildPoint("PostFilter", ps.postFilter, ps.multiPoint, plugins, fw->post_filter_));
       !r) {
     return r.error();
   }
@@ -182,7 +193,8 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
                                  std::to_string(queueSort.size()));
   }
   fw->queue_sort_ = queueSort.front();
-  if (fw->bind_.empty()) return util::invalidArgument(prefix + ": at least one bind plugin is needed");
+  if (fw->bind_.empty())
+    return util::invalidArgument(prefix + ": at least one bind plugin is needed");
 
   // Weights: an explicit score.enabled entry wins over multiPoint; unset (0) means 1, as upstream.
   std::map<std::string, int64_t, std::less<>> weights;
@@ -342,7 +354,8 @@ Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
   table.plugins.clear();
   table.weights.clear();
   table.scores.assign(active.size(), std::vector<int64_t>(nodes.size(), 0));
-  // Sized here so that a cycle whose PreScore skipped every plugin still has a (zero) total per node.
+  // Sized here so that a cycle whose PreScore skipped every plugin still has a (zero) total per
+  // node.
   table.totals.assign(nodes.size(), 0);
   for (size_t i : active) {
     table.plugins.push_back(score_[i]->name());
@@ -356,8 +369,8 @@ Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
       const ScorePlugin* p = score_[active[k]];
       auto& row = table.scores[k];
       for (size_t n = begin; n < end; ++n) {
-        Status s = timed(state, *p, Point::Score,
-                         [&] { return p->score(state, pod, *nodes[n], row[n]); });
+        Status s =
+            timed(state, *p, Point::Score, [&] { return p->score(state, pod, *nodes[n], row[n]); });
         if (!s.isSuccess()) {
           std::lock_guard lock(mu);
           if (failed.isSuccess()) {

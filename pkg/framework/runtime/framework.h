@@ -44,8 +44,9 @@ struct ScoreTable {
 
 class Framework {
  public:
-  // Builds and validates the profile: every plugin exists and implements the points it is enabled at,
-  // exactly one QueueSort, at least one Bind. Errors name the profile and the configuration field.
+  // Builds and validates the profile: every plugin exists and implements the points it is enabled
+  // at, exactly one QueueSort, at least one Bind. Errors name the profile and the configuration
+  // field.
   static util::Result<std::unique_ptr<Framework>> create(const Registry& registry,
                                                          const config::Profile& profile,
                                                          const Handle& handle);
@@ -59,9 +60,9 @@ class Framework {
     return queue_sort_->less(a, b);
   }
 
-  // PreFilter: runs every plugin; an UnschedulableAndUnresolvable rejection stops at once. Narrowing
-  // results are intersected; an empty intersection rejects the pod. `rejectedBy` collects the plugins
-  // that rejected or narrowed.
+  // PreFilter: runs every plugin; an UnschedulableAndUnresolvable rejection stops at once.
+  // Narrowing results are intersected; an empty intersection rejects the pod. `rejectedBy` collects
+  // the plugins that rejected or narrowed.
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult& result,
                              std::set<std::string>& rejectedBy) const;
   // Filter on one node: plugins in order, the first rejection wins.
@@ -76,8 +77,8 @@ class Framework {
   Status runPreScorePlugins(CycleState& state, const PodInfo& pod,
                             const std::vector<const NodeInfo*>& nodes) const;
   Status runScorePlugins(const CycleState& state, const PodInfo& pod,
-                         const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
-                         ScoreTable& table) const;
+                         const std::vector<const NodeInfo*>& nodes,
+                         util::Parallelizer& parallelizer, ScoreTable& table) const;
   // runScorePlugins in two steps, for callers that keep raw scores across cycles: the raw scores of
   // `nodes` (table.totals sized, zero), then normalization, range checks and weighted totals.
   Status scoreNodes(const CycleState& state, const PodInfo& pod,
@@ -91,7 +92,8 @@ class Framework {
   Status runBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
 
   bool hasScorePlugins() const { return !score_.empty(); }
-  // The Score plugins this cycle runs (PreScore may skip some), in order: scoreNodes' table.plugins.
+  // The Score plugins this cycle runs (PreScore may skip some), in order: scoreNodes'
+  // table.plugins.
   std::vector<std::string_view> activeScorePluginNames(const CycleState& state) const;
   bool hasPostFilterPlugins() const { return !post_filter_.empty(); }
 

@@ -59,7 +59,7 @@ class PluginDurations {
   };
   std::vector<std::string> plugins_;
   std::unordered_map<std::string_view, size_t> index_;  // into plugins_; keys view plugins_
-  std::unique_ptr<Slot[]> slots_;                         // [plugin][point][code]
+  std::unique_ptr<Slot[]> slots_;                       // [plugin][point][code]
 };
 
 }  // namespace berth::framework::runtime

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/api/types.h"
@@ -48,8 +48,8 @@ inline bool matchValue(MatchOp op, std::optional<std::string_view> have,
 inline bool matchLabels(MatchOp op, const std::string& key, const std::vector<std::string>& values,
                         const api::StringMap& labels) {
   auto it = labels.find(key);
-  return matchValue(op, it == labels.end() ? std::nullopt : std::optional<std::string_view>(it->second),
-                    values);
+  return matchValue(
+      op, it == labels.end() ? std::nullopt : std::optional<std::string_view>(it->second), values);
 }
 
 }  // namespace berth::labels::internal

@@ -6,7 +6,8 @@
 
 namespace berth::plugins::nodeaffinity {
 
-inline constexpr std::string_view kErrReasonPod = "node(s) didn't match Pod's node affinity/selector";
+inline constexpr std::string_view kErrReasonPod =
+    "node(s) didn't match Pod's node affinity/selector";
 inline constexpr std::string_view kErrReasonEnforced =
     "node(s) didn't match scheduler-enforced node affinity";
 inline constexpr std::string_view kErrReasonConflict = "pod affinity terms conflict";

@@ -5,6 +5,7 @@
 
 namespace berth::plugins::queuesort {
 
-util::Result<framework::PluginPtr> newPrioritySort(const config::Profile&, const framework::Handle&);
+util::Result<framework::PluginPtr> newPrioritySort(const config::Profile&,
+                                                   const framework::Handle&);
 
 }  // namespace berth::plugins::queuesort

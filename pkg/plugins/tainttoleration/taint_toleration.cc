@@ -31,7 +31,8 @@ class TaintToleration final : public framework::FilterPlugin,
     for (const auto& taint : node.taints()) {
       if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
       if (labels::toleratesAny(pod->spec.tolerations, taint)) continue;
-      // The v1.25–v1.34 wording, which names the taint (v1.35 shortened it to "untolerated taint(s)").
+      // The v1.25–v1.34 wording, which names the taint (v1.35 shortened it to "untolerated
+      // taint(s)").
       return Status(Code::UnschedulableAndUnresolvable,
                     std::array<std::string_view, 5>{"node(s) had untolerated taint {", taint.key,
                                                     ": ", taint.value, "}"});

@@ -37,7 +37,8 @@ TEST(Backoff, DoublesFromInitialToMaxWithJitterWithinBounds) {
 
 TEST(Backoff, ResetsAfterAQuietPeriod) {
   FakeClock clock;
-  Backoff b({.initial = milliseconds(100), .max = std::chrono::seconds(10),
+  Backoff b({.initial = milliseconds(100),
+             .max = std::chrono::seconds(10),
              .resetAfter = std::chrono::minutes(2)},
             clock.fn(), [] { return 0.0; });
   EXPECT_EQ(b.next(), milliseconds(100));

@@ -36,8 +36,8 @@ TEST(ApiFailure, DecodesStatusBodies) {
       {"retryAfterSeconds in details", 500, "GET",
        R"j({"kind":"Status","code":500,"reason":"ServerTimeout","message":"m","details":{"retryAfterSeconds":2}})j",
        "", 500, "ServerTimeout", "m", 2},
-      {"status without message", 403, "GET", R"j({"kind":"Status","code":403,"reason":"Forbidden"})j",
-       "", 403, "Forbidden",
+      {"status without message", 403, "GET",
+       R"j({"kind":"Status","code":403,"reason":"Forbidden"})j", "", 403, "Forbidden",
        "the server responded with the status code 403 but did not return more information", -1},
       {"html from a proxy", 502, "GET", "<html>Bad Gateway</html>\n", "", 502, "InternalError",
        "an error on the server (\"<html>Bad Gateway</html>\") has prevented the request from "

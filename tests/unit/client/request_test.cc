@@ -15,8 +15,7 @@ TEST(Resource, PathsFollowTheApiServerLayout) {
   EXPECT_EQ(kPods.path(), "/api/v1/pods");
   EXPECT_EQ(kPods.path("default"), "/api/v1/namespaces/default/pods");
   EXPECT_EQ(kPods.path("default", "web"), "/api/v1/namespaces/default/pods/web");
-  EXPECT_EQ(kPods.path("default", "web", "binding"),
-            "/api/v1/namespaces/default/pods/web/binding");
+  EXPECT_EQ(kPods.path("default", "web", "binding"), "/api/v1/namespaces/default/pods/web/binding");
   EXPECT_EQ(kNodes.path("ignored", "n1", "status"), "/api/v1/nodes/n1/status");
   EXPECT_EQ(kLeases.path("kube-system", "berth"),
             "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/berth");
@@ -28,8 +27,9 @@ TEST(QueryString, EncodesListAndWatchParameters) {
   list.labelSelector = "app in (a,b),tier!=db";
   list.limit = 500;
   list.continueToken = "eyJ2IjoxfQ==";
-  EXPECT_EQ(queryString(list),
-            "?labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Ddb&limit=500&continue=eyJ2IjoxfQ%3D%3D");
+  EXPECT_EQ(
+      queryString(list),
+      "?labelSelector=app%20in%20%28a%2Cb%29%2Ctier%21%3Ddb&limit=500&continue=eyJ2IjoxfQ%3D%3D");
   WatchOptions watch;
   watch.resourceVersion = "42";
   watch.timeoutSeconds = 300;

@@ -19,10 +19,9 @@ namespace fs = std::filesystem;
 class TokenSourceTest : public ::testing::Test {
  protected:
   TokenSourceTest()
-      : dir_(fs::temp_directory_path() / ("berth-token-" + std::to_string(::getpid()) + "-" +
-                                          ::testing::UnitTest::GetInstance()
-                                              ->current_test_info()
-                                              ->name())) {
+      : dir_(fs::temp_directory_path() /
+             ("berth-token-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fs::create_directories(dir_);
   }
   ~TokenSourceTest() override { fs::remove_all(dir_); }
@@ -31,7 +30,8 @@ class TokenSourceTest : public ::testing::Test {
   // system's timestamp granularity.
   void write(const std::string& content, int mtimeSeconds) {
     std::ofstream(path()) << content;
-    fs::last_write_time(path(), fs::file_time_type(std::chrono::seconds(1700000000 + mtimeSeconds)));
+    fs::last_write_time(path(),
+                        fs::file_time_type(std::chrono::seconds(1700000000 + mtimeSeconds)));
   }
   std::string path() const { return (dir_ / "token").string(); }
   SteadyClock clock() {

@@ -114,9 +114,12 @@ TEST(Recorder, CreatesAnEventsV1EventForTheFirstOccurrence) {
   EXPECT_EQ(e["reason"], "Scheduled");
   EXPECT_EQ(e["type"], "Normal");
   EXPECT_EQ(e["note"], "Successfully assigned default/web-1 to node-a");
-  EXPECT_EQ(e["regarding"],
-            json({{"kind", "Pod"}, {"namespace", "default"}, {"name", "web-1"},
-                  {"uid", "uid-web-1"}, {"apiVersion", "v1"}, {"resourceVersion", "7"}}));
+  EXPECT_EQ(e["regarding"], json({{"kind", "Pod"},
+                                  {"namespace", "default"},
+                                  {"name", "web-1"},
+                                  {"uid", "uid-web-1"},
+                                  {"apiVersion", "v1"},
+                                  {"resourceVersion", "7"}}));
   EXPECT_FALSE(e.contains("series"));
 }
 
@@ -143,7 +146,8 @@ TEST(Recorder, FinishingASeriesWritesTheFinalCountOnce) {
   FakeSink sink;
   FakeClock clock;
   Recorder recorder(sink, options(clock));
-  for (int i = 0; i < 5; ++i) recorder.record(pod("big"), "Warning", "FailedScheduling", "Scheduling", "x");
+  for (int i = 0; i < 5; ++i)
+    recorder.record(pod("big"), "Warning", "FailedScheduling", "Scheduling", "x");
   recorder.waitIdle();
   clock.advanceMinutes(5);
   recorder.finishSeries();  // the last occurrence is only 5 minutes old: still open
@@ -167,7 +171,8 @@ TEST(Recorder, RefreshRewritesOpenSeriesOnly) {
   FakeClock clock;
   Recorder recorder(sink, options(clock));
   recorder.record(pod("a"), "Normal", "Scheduled", "Binding", "once");
-  for (int i = 0; i < 3; ++i) recorder.record(pod("b"), "Warning", "FailedScheduling", "Scheduling", "x");
+  for (int i = 0; i < 3; ++i)
+    recorder.record(pod("b"), "Warning", "FailedScheduling", "Scheduling", "x");
   recorder.waitIdle();
   ASSERT_EQ(sink.calls().size(), 3u);
   recorder.refreshSeries();

@@ -448,11 +448,13 @@ TEST_F(RunnerTest, OnlySampledCyclesTimeEachPluginCall) {
   auto p = profileWith({});
   p.plugins.filter.enabled = {plugin("RejectN2")};
   auto fw = mustBuild(p);
-  for (const char* n : {"n1", "n2", "n3"}) (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
+  for (const char* n : {"n1", "n2", "n3"})
+    (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
   EXPECT_TRUE(fw->pluginDurations().snapshot().empty());
 
   state_.setRecordPluginMetrics(true);
-  for (const char* n : {"n1", "n2", "n3"}) (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
+  for (const char* n : {"n1", "n2", "n3"})
+    (void)fw->runFilterPlugins(state_, pod_, *snapshot_.get(n));
   std::map<std::string, uint64_t> counts;  // status -> calls, per node as upstream
   for (const auto& series : fw->pluginDurations().snapshot()) {
     EXPECT_EQ(series.plugin, "RejectN2");
@@ -488,7 +490,8 @@ TEST(PluginDurations, ConcurrentObservationsAreAllCounted) {
   for (int t = 0; t < 4; ++t) {
     threads.emplace_back([&d] {
       for (int i = 0; i < 10000; ++i) {
-        d.observe(i % 2 ? "A" : "B", Point::Filter, Code::Success, std::chrono::microseconds(i % 50));
+        d.observe(i % 2 ? "A" : "B", Point::Filter, Code::Success,
+                  std::chrono::microseconds(i % 50));
       }
     });
   }

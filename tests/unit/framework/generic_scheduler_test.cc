@@ -133,8 +133,9 @@ TEST_F(GenericSchedulerTest, HighestTotalWins) {
 }
 
 TEST_F(GenericSchedulerTest, ScoresSkippedByPreScoreLeaveAZeroTotalPerNode) {
-  // NodeAffinity's PreScore skips its Score for a pod without preferred terms: no plugin scores, every
-  // node ties at 0 and one is still chosen, whether results of equivalent pods are reused or not.
+  // NodeAffinity's PreScore skips its Score for a pod without preferred terms: no plugin scores,
+  // every node ties at 0 and one is still chosen, whether results of equivalent pods are reused or
+  // not.
   auto fw = test::mustMakeFramework(profileWith({plugin("NodeAffinity", 2)}));
   auto snap = test::makeSnapshot(plainNodes(3).nodes);
   for (bool reuse : {false, true}) {
@@ -326,19 +327,19 @@ TEST_F(GenericSchedulerTest, NumFeasibleNodesCountsOnlyTheNodesPreFilterLeft) {
   EXPECT_EQ(out.evaluatedNodes, 100);
 }
 
-// A cluster where Filter and Score disagree from node to node, and three pod templates interleaved as
-// concurrent ReplicaSets would be, some of which run out of room: the scheduler that reuses results
-// across equivalent pods must decide exactly as the one that evaluates every node every time, while
-// placements change nodes between pods and nodes are replaced (a taint added, a node cordoned),
-// added and removed (the node list changes length and positions move).
+// A cluster where Filter and Score disagree from node to node, and three pod templates interleaved
+// as concurrent ReplicaSets would be, some of which run out of room: the scheduler that reuses
+// results across equivalent pods must decide exactly as the one that evaluates every node every
+// time, while placements change nodes between pods and nodes are replaced (a taint added, a node
+// cordoned), added and removed (the node list changes length and positions move).
 TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEveryNode) {
   auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
   auto nodeNumber = [](int i) {
     auto n = MakeNode()
                  .name("n" + std::to_string(i))
                  .label("zone", i % 3 == 0 ? "a" : "b")
-                 .allocatable({{"cpu", std::to_string(2 << (i % 3))}, {"memory", "8Gi"},
-                               {"pods", "20"}});
+                 .allocatable(
+                     {{"cpu", std::to_string(2 << (i % 3))}, {"memory", "8Gi"}, {"pods", "20"}});
     if (i % 7 == 0) n.taint("gpu", "true", "NoSchedule");
     if (i % 5 == 0) n.taint("spot", "true", "PreferNoSchedule");
     if (i % 11 == 0) n.unschedulable();

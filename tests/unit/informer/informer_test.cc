@@ -25,12 +25,11 @@ using ::testing::ElementsAre;
 constexpr auto kDeadline = std::chrono::seconds(20);  // only against hangs
 
 json pod(const std::string& name, const std::string& rv, const std::string& cpu = "100m") {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}, {"resourceVersion", rv}}},
-          {"spec",
-           {{"containers",
-             {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "Pod"},
+      {"metadata", {{"name", name}, {"namespace", "default"}, {"resourceVersion", rv}}},
+      {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
 }
 
 std::string eventLine(std::string_view type, const json& object) {
@@ -49,9 +48,9 @@ std::string gone() {
 }
 
 ApiFailure statusFailure(int code, const std::string& reason) {
-  return client::decodeFailure(code, "GET", json{{"kind", "Status"}, {"code", code},
-                                                 {"reason", reason}, {"message", reason}}
-                                                .dump());
+  return client::decodeFailure(
+      code, "GET",
+      json{{"kind", "Status"}, {"code", code}, {"reason", reason}, {"message", reason}}.dump());
 }
 
 ObjectList page(std::vector<json> items, std::string rv, std::string cont = {}) {
@@ -172,8 +171,8 @@ class InformerTest : public ::testing::Test {
       }
       return !stop.stop_requested();
     };
-    informer_ = std::make_unique<Informer<api::Pod>>(
-        std::make_unique<FakeListerWatcher>(state_), api::decodePod, std::move(options));
+    informer_ = std::make_unique<Informer<api::Pod>>(std::make_unique<FakeListerWatcher>(state_),
+                                                     api::decodePod, std::move(options));
     auto rec = [this](std::string what) {
       {
         std::lock_guard<std::mutex> lock(mu_);
@@ -182,7 +181,9 @@ class InformerTest : public ::testing::Test {
       cv_.notify_all();
     };
     informer_->addEventHandlers(EventHandlers<api::Pod>{
-        [rec](const auto& p) { rec("add " + p->metadata.name + " " + p->metadata.resourceVersion); },
+        [rec](const auto& p) {
+          rec("add " + p->metadata.name + " " + p->metadata.resourceVersion);
+        },
         [rec](const auto& o, const auto& n) {
           rec("update " + n->metadata.name + " " + o->metadata.resourceVersion + "->" +
               n->metadata.resourceVersion);
@@ -193,13 +194,17 @@ class InformerTest : public ::testing::Test {
   }
   ~InformerTest() override { informer_->stop(); }
 
-  void list(ApiResult<ObjectList> r) { script([&] { state_->lists.push_back(std::move(r)); }); }
+  void list(ApiResult<ObjectList> r) {
+    script([&] { state_->lists.push_back(std::move(r)); });
+  }
   std::shared_ptr<FakeFeed> watch() {
     auto feed = std::make_shared<FakeFeed>();
     script([&] { state_->watches.push_back(feed); });
     return feed;
   }
-  void watchFails(ApiFailure f) { script([&] { state_->watches.push_back(std::move(f)); }); }
+  void watchFails(ApiFailure f) {
+    script([&] { state_->watches.push_back(std::move(f)); });
+  }
   template <typename F>
   void script(F f) {
     {
@@ -259,8 +264,8 @@ TEST_F(InformerTest, ListsByPagesThenWatchesFromTheListResourceVersion) {
   feed->line(eventLine("ADDED", pod("c", "11")));
   feed->line(eventLine("MODIFIED", pod("a", "12")));
   feed->line(eventLine("DELETED", pod("b", "13")));
-  EXPECT_THAT(events(5), ElementsAre("add a 1", "add b 2", "add c 11", "update a 1->12",
-                                     "delete b 13"));
+  EXPECT_THAT(events(5),
+              ElementsAre("add a 1", "add b 2", "add c 11", "update a 1->12", "delete b 13"));
   EXPECT_EQ(informer_->store().size(), 2u);
   ASSERT_NE(informer_->store().get("default/a"), nullptr);
   EXPECT_EQ(informer_->store().get("default/a")->metadata.resourceVersion, "12");
@@ -316,8 +321,8 @@ void InformerTest::expectRelistReconciles() {
   list(page({pod("a", "1"), pod("c", "30"), pod("d", "31")}, "40"));
   watch();
   informer_->start();
-  EXPECT_THAT(events(6), ElementsAre("add a 1", "add b 2", "add c 3", "update c 3->30",
-                                     "add d 31", "delete b 2"));
+  EXPECT_THAT(events(6), ElementsAre("add a 1", "add b 2", "add c 3", "update c 3->30", "add d 31",
+                                     "delete b 2"));
   EXPECT_EQ(listCalls(), 2u);
   EXPECT_EQ(watchCalls(2).back().resourceVersion, "40");
   EXPECT_EQ(informer_->store().keys(),

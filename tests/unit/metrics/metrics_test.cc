@@ -38,9 +38,11 @@ TEST(Metrics, ScheduleAttemptsUseKubeSchedulerNamesLabelsAndBuckets) {
   m.scheduleAttempt("berth", "unschedulable", milliseconds(1));
   const std::string text = m.expose();
   EXPECT_NE(text.find("# TYPE scheduler_schedule_attempts_total counter"), std::string::npos);
-  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
-  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unschedulable"})"),
-            1);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 2);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unschedulable"})"),
+      1);
   EXPECT_NE(text.find("# TYPE scheduler_scheduling_attempt_duration_seconds histogram"),
             std::string::npos);
   // Exp(0.001, 2, 15): 3 ms falls in le=0.004, not in le=0.002.
@@ -57,8 +59,10 @@ TEST(Metrics, SliAttemptsLabelIsCappedAtFifteen) {
   m.podScheduled(1, milliseconds(20));
   m.podScheduled(40, std::chrono::seconds(3));
   const std::string text = m.expose();
-  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"), 1);
-  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="15+"})"), 1);
+  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="1"})"),
+            1);
+  EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_sli_duration_seconds_count{attempts="15+"})"),
+            1);
   // Exp(1, 2, 5) for the attempts histogram: 40 is beyond its last bucket (16).
   EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_attempts_bucket{le="16"})"), 1);
   EXPECT_EQ(sample(text, R"(scheduler_pod_scheduling_attempts_bucket{le="+Inf"})"), 2);
@@ -71,12 +75,18 @@ TEST(Metrics, QueueIncomingAndExtensionPointsAreCountedByLabel) {
   m.queueIncoming("backoff", "ScheduleAttemptFailure");
   m.extensionPoint("PreFilter", "Success", "berth", std::chrono::microseconds(50));
   const std::string text = m.expose();
-  EXPECT_EQ(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"), 2);
-  EXPECT_EQ(sample(text,
-                   R"(scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="backoff"})"),
-            1);
-  EXPECT_EQ(sample(text, R"(scheduler_framework_extension_point_duration_seconds_count{extension_point="PreFilter",profile="berth",status="Success"})"),
-            1);
+  EXPECT_EQ(sample(text, R"(scheduler_queue_incoming_pods_total{event="PodAdd",queue="active"})"),
+            2);
+  EXPECT_EQ(
+      sample(
+          text,
+          R"(scheduler_queue_incoming_pods_total{event="ScheduleAttemptFailure",queue="backoff"})"),
+      1);
+  EXPECT_EQ(
+      sample(
+          text,
+          R"(scheduler_framework_extension_point_duration_seconds_count{extension_point="PreFilter",profile="berth",status="Success"})"),
+      1);
 }
 
 TEST(Metrics, RestClientRequestsCarryCodeMethodAndHost) {
@@ -84,11 +94,18 @@ TEST(Metrics, RestClientRequestsCarryCodeMethodAndHost) {
   m.restRequest("POST", "10.96.0.1:443", "201", milliseconds(4));
   m.restRequest("GET", "10.96.0.1:443", "<error>", milliseconds(30));
   const std::string text = m.expose();
-  EXPECT_EQ(sample(text, R"(rest_client_requests_total{code="201",host="10.96.0.1:443",method="POST"})"), 1);
-  EXPECT_EQ(sample(text, R"(rest_client_requests_total{code="<error>",host="10.96.0.1:443",method="GET"})"),
-            1);
-  EXPECT_EQ(sample(text, R"(rest_client_request_duration_seconds_bucket{host="10.96.0.1:443",verb="POST",le="0.005"})"),
-            1);
+  EXPECT_EQ(
+      sample(text, R"(rest_client_requests_total{code="201",host="10.96.0.1:443",method="POST"})"),
+      1);
+  EXPECT_EQ(
+      sample(text,
+             R"(rest_client_requests_total{code="<error>",host="10.96.0.1:443",method="GET"})"),
+      1);
+  EXPECT_EQ(
+      sample(
+          text,
+          R"(rest_client_request_duration_seconds_bucket{host="10.96.0.1:443",verb="POST",le="0.005"})"),
+      1);
 }
 
 TEST(Metrics, StateIsReadFromItsSourceAtScrapeTime) {
@@ -105,7 +122,9 @@ TEST(Metrics, StateIsReadFromItsSourceAtScrapeTime) {
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="active"})"), 3);
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="unschedulable"})"), 2);
   EXPECT_EQ(sample(text, R"(scheduler_cache_size{type="nodes"})"), 5);
-  EXPECT_EQ(sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"), 2);
+  EXPECT_EQ(
+      sample(text, R"(scheduler_unschedulable_pods{plugin="NodeResourcesFit",profile="berth"})"),
+      2);
   EXPECT_EQ(sample(text, R"(berth_kubelet_admission_rejections_total{reason="OutOfcpu"})"), 1);
   EXPECT_EQ(sample(text, "berth_pods_on_unknown_nodes"), 4);
   state.active = 0;
@@ -132,7 +151,8 @@ TEST(Metrics, ProcessAndBuildInfoAreExposed) {
   EXPECT_GT(sample(text, "process_open_fds"), 2);
   EXPECT_GT(sample(text, "process_start_time_seconds"), 1.7e9);
   EXPECT_GE(sample(text, "process_cpu_seconds_total"), 0);
-  EXPECT_EQ(sample(text, std::string(R"(berth_build_info{version=")") + BERTH_VERSION + R"("})"), 1);
+  EXPECT_EQ(sample(text, std::string(R"(berth_build_info{version=")") + BERTH_VERSION + R"("})"),
+            1);
 }
 
 }  // namespace

@@ -128,8 +128,8 @@ TEST(Server, FailsClearlyOnABusyPortOrBadAddress) {
 }
 
 TEST(Server, ServesHttpsAndPicksUpARotatedCertificate) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("berth-serving-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("berth-serving-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const test::TestPki first = test::makeTestPki();
   writeFile(dir / "tls.crt", first.server.certificatePem);
@@ -155,8 +155,8 @@ TEST(Server, ServesHttpsAndPicksUpARotatedCertificate) {
 }
 
 TEST(Server, RejectsAKeyThatDoesNotMatchTheCertificate) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("berth-serving-bad-" + std::to_string(::getpid()));
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("berth-serving-bad-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const test::TestPki pki = test::makeTestPki();
   writeFile(dir / "tls.crt", pki.server.certificatePem);
@@ -166,14 +166,15 @@ TEST(Server, RejectsAKeyThatDoesNotMatchTheCertificate) {
   auto server = Server::start(options, echo());
   ASSERT_FALSE(server.ok());
   EXPECT_NE(server.error().message.find("does not match the certificate"), std::string::npos);
-  auto missing = Server::start(Options{.tls = TlsFiles{"/nonexistent.crt", "/nonexistent.key"}},
-                               echo());
+  auto missing =
+      Server::start(Options{.tls = TlsFiles{"/nonexistent.crt", "/nonexistent.key"}}, echo());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message, "--tls-cert-file /nonexistent.crt: cannot be read");
   std::filesystem::remove_all(dir);
 }
 
-// --- Health endpoints ------------------------------------------------------------------------------
+// --- Health endpoints
+// ------------------------------------------------------------------------------
 
 Check failing(std::string name) {
   return Check{std::move(name), [] { return util::Result<void>(util::invalidArgument("broken")); }};
@@ -187,9 +188,8 @@ TEST(HealthResponse, AllPassingIsPlainOk) {
 }
 
 TEST(HealthResponse, VerboseListsEachCheck) {
-  auto r = healthResponse("readyz", "/readyz?verbose", {pingCheck(), Check{"shutdown", [] {
-                                                         return util::Result<void>();
-                                                       }}});
+  auto r = healthResponse("readyz", "/readyz?verbose",
+                          {pingCheck(), Check{"shutdown", [] { return util::Result<void>(); }}});
   ASSERT_TRUE(r);
   EXPECT_EQ(r->body, "[+]ping ok\n[+]shutdown ok\nreadyz check passed\n");
 }

@@ -3,8 +3,8 @@
 #include <atomic>
 #include <chrono>
 #include <stop_token>
-#include <thread>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
