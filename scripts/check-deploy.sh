@@ -5,6 +5,7 @@
 #
 # - helm lint (strict) and helm template of the chart with default, custom and minimal values
 #   (tests/deploy/values-*.yaml), and kubectl kustomize deploy/;
+# - the Dockerfile, scripts/demo.sh and CI build with the one release definition;
 # - every rendered object, deploy/optional and deploy/examples against the Kubernetes OpenAPI schemas
 #   (kubernetes-models, unknown fields rejected), after proving the validator rejects bad objects;
 # - the chart's values schema and guards reject bad values;
@@ -69,10 +70,18 @@ leaderElection.leaseDuration=15 seconds|at '/leaderElection/leaseDuration'
 profile.plugins.scor.enabled[0].name=NodeAffinity|additional properties 'scor' not allowed
 profile.plugins.score.enabled[0].weight=0|at '/profile/plugins/score/enabled/0'
 image.pullPolicy=Sometimes|at '/image/pullPolicy'
+image.digest=latest|at '/image/digest'
 leaderElection.enabled=false|replicas > 1 needs leaderElection.enabled
 serviceMonitor.enabled=true,metrics.service.enabled=false|serviceMonitor.enabled needs metrics.service.enabled
 EOF
 echo "chart values: bad values rejected"
+digest=sha256:$(printf '0%.0s' {1..64})
+if ! "$helm" template berth charts/berth --set "image.digest=$digest" \
+    --show-only templates/deployment.yaml | grep -q "image: \"berth@$digest\""; then
+  echo "check-deploy: --set image.digest=$digest does not render the image by digest" >&2
+  exit 1
+fi
+echo "chart values: image.digest pins the image by digest"
 
 echo "== OpenAPI validation"
 check reject tests/deploy/invalid.yaml
@@ -90,6 +99,21 @@ if [ "$app_version" != "$project_version" ]; then
   exit 1
 fi
 echo "versions: chart appVersion and image tag $app_version = berth $project_version"
+
+echo "== one release build"
+# CI, the image and the demo build with scripts/build-release.sh, and none spells release flags of
+# its own: what CI tests is what the image ships.
+for f in Dockerfile scripts/demo.sh scripts/test.sh; do
+  if ! grep -q "scripts/build-release.sh" "$f"; then
+    echo "check-deploy: $f does not build with scripts/build-release.sh" >&2
+    exit 1
+  fi
+  if grep -n -e "CMAKE_BUILD_TYPE=Release" -e "CMAKE_CXX_FLAGS_RELEASE" -e "cmake -S" "$f" >&2; then
+    echo "check-deploy: $f sets release build flags of its own (above); use scripts/build-release.sh" >&2
+    exit 1
+  fi
+done
+echo "release flags: Dockerfile, scripts/demo.sh and scripts/test.sh use scripts/build-release.sh"
 
 echo "== berth accepts the configurations"
 configs=$(for f in plain chart-default chart-custom chart-minimal; do

@@ -14,11 +14,15 @@ export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$PWD/t
 # Every build is a unity build (several sources per compiler run): CI compiles three times on two
 # cores. The tests run in the sanitizer builds only, where they find more than optimised builds do.
 echo "== release build (g++ -O2): berth and the benchmarks (at ${SECONDS} s)"
-scripts/build.sh build -DCMAKE_BUILD_TYPE=Release "-DCMAKE_CXX_FLAGS_RELEASE=-O2 -DNDEBUG" \
-  -DCMAKE_UNITY_BUILD=ON -- --target berth berth_bench berth-perf berth-soak
+scripts/build-release.sh build -- --target berth berth_bench berth-perf berth-soak
 
 echo "== deploy/, the Helm chart and the Dockerfile (at ${SECONDS} s)"
 scripts/check-deploy.sh build/bin/berth
+
+echo "== the container image from the Dockerfile, run as the chart runs it (at ${SECONDS} s)"
+image=$(BERTH_IMAGE_ARCHIVE=build/berth-image.oci.tar scripts/build-image.sh berth:ci)
+scripts/check-image.sh "$image"
+echo "image archive: build/berth-image.oci.tar ($(du -m build/berth-image.oci.tar | cut -f1) MiB)"
 
 echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run) (at ${SECONDS} s)"
 build/bin/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null

@@ -47,7 +47,7 @@ Use "berth [command] --help" for more information about a command.
 )";
 
 int version() {
-  std::cout << "berth v" << BERTH_VERSION << "\n";
+  std::cout << "berth v" << BERTH_VERSION << " (commit " << BERTH_REVISION << ")\n";
   return 0;
 }
 

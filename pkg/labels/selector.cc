@@ -83,7 +83,11 @@ std::string aggregate(const std::vector<std::string>& errors) {
   if (unique.size() == 1) {
     return unique.front();
   }
-  return "[" + joined(unique, ", ") + "]";
+  // Appended, not "[" + ... + "]": g++ 12 at -O3 reports a false -Wrestrict on the operator+ chain.
+  std::string out = "[";
+  out += joined(unique, ", ");
+  out += ']';
+  return out;
 }
 
 // Upstream's labels.NewRequirement checks, with its messages. The key is checked only when
