@@ -4,7 +4,6 @@
 
 #include "cmd/berth/apiserver.h"
 
-#include <openssl/evp.h>
 #include <sys/stat.h>
 
 #include <fstream>
@@ -17,21 +16,13 @@
 #include "pkg/api/decode.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/log/log.h"
+#include "pkg/util/base64.h"
 #include "pkg/util/sleep.h"
 
 namespace berth::cmd {
 namespace {
 
 using json = nlohmann::json;
-
-std::string base64(const std::string& data) {
-  std::string out(4 * ((data.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(data.data()),
-                          static_cast<int>(data.size()));
-  out.resize(static_cast<size_t>(n));
-  return out;
-}
 
 // Creates the file's nodes and pods in the store as they are written (pods keep their status,
 // which a create would reset to Pending, and their spec.nodeName).
@@ -102,7 +93,7 @@ std::string kubeconfig(const std::string& url, const std::string& caPem, const s
       "apiVersion: v1\nkind: Config\nclusters:\n- name: berth\n  cluster:\n    server: " + url +
       "\n";
   if (!caPem.empty()) {
-    out += "    certificate-authority-data: " + base64(caPem) + "\n";
+    out += "    certificate-authority-data: " + util::encodeBase64(caPem) + "\n";
   }
   out += "contexts:\n- name: berth\n  context:\n    cluster: berth\n    user: berth\n";
   out += "current-context: berth\nusers:\n- name: berth\n  user:";

@@ -12,6 +12,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/util/quote.h"
+
 namespace berth::api {
 namespace {
 
@@ -70,19 +72,17 @@ struct FieldError {
   fail(p, "expected " + std::string(want) + ", got " + got.type_name());
 }
 
-std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
-
 // field.NotSupported's wording, so messages read like the API server's validation errors.
 [[noreturn]] void notSupported(const Path& p, std::string_view value,
                                std::initializer_list<std::string_view> supported) {
-  std::string m = "Unsupported value: " + quote(value) + ": supported values: ";
+  std::string m = "Unsupported value: " + util::quoteGo(value) + ": supported values: ";
   bool first = true;
   for (std::string_view s : supported) {
     if (!first) {
       m += ", ";
     }
     first = false;
-    m += quote(s);
+    m += util::quoteGo(s);
   }
   fail(p, std::move(m));
 }
@@ -272,7 +272,7 @@ void read(const json& j, const Path& p, NodeSelectorOperator& out) {
       return;
     }
   }
-  fail(p, "Invalid value: " + quote(op) + ": not a valid selector operator");
+  fail(p, "Invalid value: " + util::quoteGo(op) + ": not a valid selector operator");
 }
 
 // --- Metadata ------------------------------------------------------------------------------------
@@ -519,16 +519,6 @@ std::string metaString(const json& obj, std::string_view key) {
   return v->get<std::string>();
 }
 
-// "default/web-1", "n1" or "<unknown>".
-std::string objectKey(const json& obj) {
-  const std::string name = metaString(obj, "name");
-  if (name.empty()) {
-    return "<unknown>";
-  }
-  const std::string ns = metaString(obj, "namespace");
-  return ns.empty() ? name : ns + "/" + name;
-}
-
 template <typename T>
 util::Result<T> decodeObject(const json& j, std::string_view what) {
   try {
@@ -543,372 +533,19 @@ util::Result<T> decodeObject(const json& j, std::string_view what) {
   }
 }
 
-// --- Encoding ------------------------------------------------------------------------------------
-// Field presence follows the Go struct tags: `omitempty` fields are left out when empty, the others
-// (containers, a container's name and resources, containerPort, a taint's key and effect...)
-// always appear.
-
-json encodeResources(const ResourceList& list) {
-  json out = json::object();
-  for (const auto& [name, q] : list) {
-    out[name] = q.toString();
-  }
-  return out;
-}
-
-void putString(json& obj, const char* key, const std::string& value) {
-  if (!value.empty()) {
-    obj[key] = value;
-  }
-}
-
-void putMap(json& obj, const char* key, const StringMap& value) {
-  if (!value.empty()) {
-    obj[key] = value;
-  }
-}
-
-void putResources(json& obj, const char* key, const ResourceList& value) {
-  if (!value.empty()) {
-    obj[key] = encodeResources(value);
-  }
-}
-
-template <typename T, typename F>
-void putList(json& obj, const char* key, const std::vector<T>& items, F encode) {
-  if (items.empty()) {
-    return;
-  }
-  json arr = json::array();
-  for (const T& item : items) {
-    arr.push_back(encode(item));
-  }
-  obj[key] = std::move(arr);
-}
-
-json encodeMeta(const ObjectMeta& m) {
-  json out = json::object();
-  putString(out, "name", m.name);
-  putString(out, "namespace", m.namespace_);
-  putString(out, "uid", m.uid);
-  putString(out, "resourceVersion", m.resourceVersion);
-  putMap(out, "labels", m.labels);
-  putMap(out, "annotations", m.annotations);
-  if (m.creationTimestamp) {
-    out["creationTimestamp"] = formatTimestamp(*m.creationTimestamp);
-  }
-  if (m.deletionTimestamp) {
-    out["deletionTimestamp"] = formatTimestamp(*m.deletionTimestamp);
-  }
-  putList(out, "ownerReferences", m.ownerReferences, [](const OwnerReference& r) {
-    json o = {{"apiVersion", r.apiVersion}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid}};
-    if (r.controller) {
-      o["controller"] = true;
-    }
-    return o;
-  });
-  return out;
-}
-
-const char* operatorName(NodeSelectorOperator op) {
-  switch (op) {
-    case NodeSelectorOperator::In:
-      return "In";
-    case NodeSelectorOperator::NotIn:
-      return "NotIn";
-    case NodeSelectorOperator::Exists:
-      return "Exists";
-    case NodeSelectorOperator::DoesNotExist:
-      return "DoesNotExist";
-    case NodeSelectorOperator::Gt:
-      return "Gt";
-    case NodeSelectorOperator::Lt:
-      return "Lt";
-  }
-  return "In";
-}
-
-json encodeTerm(const NodeSelectorTerm& term) {
-  auto requirement = [](const NodeSelectorRequirement& r) {
-    json o = {{"key", r.key}, {"operator", operatorName(r.op)}};
-    if (!r.values.empty()) {
-      o["values"] = r.values;
-    }
-    return o;
-  };
-  json out = json::object();
-  putList(out, "matchExpressions", term.matchExpressions, requirement);
-  putList(out, "matchFields", term.matchFields, requirement);
-  return out;
-}
-
-json encodeAffinity(const Affinity& a) {
-  json out = json::object();
-  if (a.nodeAffinity) {
-    const NodeAffinity& na = *a.nodeAffinity;
-    json n = json::object();
-    if (na.requiredDuringSchedulingIgnoredDuringExecution) {
-      json terms = json::array();
-      for (const auto& t : na.requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms) {
-        terms.push_back(encodeTerm(t));
-      }
-      n["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", terms}};
-    }
-    putList(n, "preferredDuringSchedulingIgnoredDuringExecution",
-            na.preferredDuringSchedulingIgnoredDuringExecution,
-            [](const PreferredSchedulingTerm& t) {
-              return json{{"weight", t.weight}, {"preference", encodeTerm(t.preference)}};
-            });
-    out["nodeAffinity"] = std::move(n);
-  }
-  return out;
-}
-
-json encodeContainer(const Container& c) {
-  json out = {{"name", c.name}};
-  putString(out, "image", c.image);
-  json resources = json::object();
-  putResources(resources, "limits", c.resources.limits);
-  putResources(resources, "requests", c.resources.requests);
-  out["resources"] = std::move(resources);
-  putList(out, "ports", c.ports, [](const ContainerPort& port) {
-    json o = {{"containerPort", port.containerPort}};
-    putString(o, "name", port.name);
-    if (port.hostPort != 0) {
-      o["hostPort"] = port.hostPort;
-    }
-    putString(o, "protocol", port.protocol);
-    putString(o, "hostIP", port.hostIP);
-    return o;
-  });
-  putString(out, "restartPolicy", c.restartPolicy);
-  return out;
-}
-
-json encodeSpec(const PodSpec& s) {
-  json out = json::object();
-  putList(out, "initContainers", s.initContainers, encodeContainer);
-  json containers = json::array();
-  for (const Container& c : s.containers) {
-    containers.push_back(encodeContainer(c));
-  }
-  out["containers"] = std::move(containers);
-  putMap(out, "nodeSelector", s.nodeSelector);
-  putString(out, "nodeName", s.nodeName);
-  if (s.hostNetwork) {
-    out["hostNetwork"] = true;
-  }
-  if (s.affinity) {
-    out["affinity"] = encodeAffinity(*s.affinity);
-  }
-  putString(out, "schedulerName", s.schedulerName);
-  putList(out, "tolerations", s.tolerations, [](const Toleration& t) {
-    json o = json::object();
-    putString(o, "key", t.key);
-    putString(o, "operator", t.operator_);
-    putString(o, "value", t.value);
-    putString(o, "effect", t.effect);
-    if (t.tolerationSeconds) {
-      o["tolerationSeconds"] = *t.tolerationSeconds;
-    }
-    return o;
-  });
-  putString(out, "priorityClassName", s.priorityClassName);
-  if (s.priority) {
-    out["priority"] = *s.priority;
-  }
-  putResources(out, "overhead", s.overhead);
-  putList(out, "schedulingGates", s.schedulingGates, [](const std::string& name) {
-    return json{{"name", name}};
-  });
-  return out;
-}
-
-json encodeStatus(const PodStatus& s) {
-  json out = json::object();
-  putString(out, "phase", s.phase);
-  putList(out, "conditions", s.conditions, [](const PodCondition& c) {
-    json o = {{"type", c.type}, {"status", c.status}};
-    if (c.lastTransitionTime) {
-      o["lastTransitionTime"] = formatTimestamp(*c.lastTransitionTime);
-    }
-    putString(o, "reason", c.reason);
-    putString(o, "message", c.message);
-    return o;
-  });
-  putString(out, "message", s.message);
-  putString(out, "reason", s.reason);
-  putString(out, "nominatedNodeName", s.nominatedNodeName);
-  return out;
-}
-
-// --- Object files --------------------------------------------------------------------------------
-
-std::string stringField(const json& obj, std::string_view key) {
-  const auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-// Decodes one object (a document or a list item) into `out`. `default_kind` is the item kind of a
-// typed list (PodList items from the API carry no kind of their own).
-util::Result<void> decodeInto(const json& obj, std::string_view where,
-                              std::string_view default_kind, ObjectSet& out) {
-  auto located = [&](const std::string& message) {
-    return util::invalidArgument(where.empty() ? message : std::string(where) + ": " + message);
-  };
-  if (!obj.is_object()) {
-    return located("expected object, got " + std::string(obj.type_name()));
-  }
-  std::string kind(default_kind);
-  if (const auto k = obj.find("kind"); k != obj.end() && !k->is_null()) {
-    if (!k->is_string()) {
-      return located("kind: expected string, got " + std::string(k->type_name()));
-    }
-    if (!k->get_ref<const std::string&>().empty()) {
-      kind = k->get<std::string>();
-    }
-  }
-  if (kind.empty()) {
-    return located("object has no kind");
-  }
-  std::string api_version = "v1";
-  if (const auto v = obj.find("apiVersion");
-      v != obj.end() && v->is_string() && !v->get_ref<const std::string&>().empty()) {
-    api_version = v->get<std::string>();
-  }
-  if (api_version == "v1" && kind == "Pod") {
-    auto pod = decodePod(obj);
-    if (!pod.ok()) {
-      return pod.error();
-    }
-    out.pods.push_back(std::make_shared<const Pod>(std::move(pod).value()));
-    return {};
-  }
-  if (api_version == "v1" && kind == "Node") {
-    auto node = decodeNode(obj);
-    if (!node.ok()) {
-      return node.error();
-    }
-    out.nodes.push_back(std::make_shared<const Node>(std::move(node).value()));
-    return {};
-  }
-  // A Pod or Node of another API group is another type that happens to share the name.
-  const std::string type = api_version == "v1" ? kind : kind + "." + api_version;
-  out.skipped.push_back(type + " " + objectKey(obj));
-  return {};
-}
-
-bool isList(const json& doc) {
-  if (!doc.is_object()) {
-    return false;
-  }
-  const std::string kind = stringField(doc, "kind");
-  if (kind == "List") {
-    return true;
-  }
-  return kind.size() > 4 && kind.ends_with("List") && doc.contains("items");
-}
-
 }  // namespace
+
+std::string objectKey(const json& obj) {
+  const std::string name = metaString(obj, "name");
+  if (name.empty()) {
+    return "<unknown>";
+  }
+  const std::string ns = metaString(obj, "namespace");
+  return ns.empty() ? name : ns + "/" + name;
+}
 
 util::Result<Pod> decodePod(const json& j) { return decodeObject<Pod>(j, "pod"); }
 
 util::Result<Node> decodeNode(const json& j) { return decodeObject<Node>(j, "node"); }
-
-json encodePod(const Pod& pod) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", encodeMeta(pod.metadata)},
-          {"spec", encodeSpec(pod.spec)},
-          {"status", encodeStatus(pod.status)}};
-}
-
-json encodeNode(const Node& node) {
-  json spec = json::object();
-  if (node.spec.unschedulable) {
-    spec["unschedulable"] = true;
-  }
-  putList(spec, "taints", node.spec.taints, [](const Taint& t) {
-    json o = {{"key", t.key}, {"effect", t.effect}};
-    putString(o, "value", t.value);
-    return o;
-  });
-  json status = json::object();
-  putResources(status, "capacity", node.status.capacity);
-  putResources(status, "allocatable", node.status.allocatable);
-  putList(status, "conditions", node.status.conditions, [](const NodeCondition& c) {
-    json o = {{"type", c.type}, {"status", c.status}};
-    putString(o, "reason", c.reason);
-    putString(o, "message", c.message);
-    return o;
-  });
-  putList(status, "images", node.status.images, [](const ContainerImage& image) {
-    json o = {{"names", image.names}};
-    if (image.sizeBytes != 0) {
-      o["sizeBytes"] = image.sizeBytes;
-    }
-    return o;
-  });
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", encodeMeta(node.metadata)},
-          {"spec", std::move(spec)},
-          {"status", std::move(status)}};
-}
-
-util::Result<ObjectSet> decodeObjects(std::string_view text) {
-  auto docs = parseDocuments(text);
-  if (!docs.ok()) {
-    return docs.error();
-  }
-  ObjectSet out;
-  // Structural errors name the document (counting non-empty ones) and item; errors inside a pod or
-  // node name the object instead, which is easier to find in a large file.
-  const bool many = docs->size() > 1;
-  for (size_t d = 0; d < docs->size(); ++d) {
-    const json& doc = (*docs)[d];
-    const std::string where = many ? "document " + std::to_string(d + 1) : "";
-    if (doc.is_null()) {
-      continue;
-    }
-    if (!isList(doc) && !doc.is_array()) {
-      if (auto r = decodeInto(doc, where, "", out); !r.ok()) {
-        return r.error();
-      }
-      continue;
-    }
-    // A List, a typed list (PodList, NodeList...) or a bare JSON array of objects.
-    const json* items = &doc;
-    std::string item_kind;
-    std::string items_where = where;
-    if (!doc.is_array()) {
-      const std::string kind = stringField(doc, "kind");
-      if (kind != "List") {
-        item_kind = kind.substr(0, kind.size() - 4);
-      }
-      const auto it = doc.find("items");
-      if (it == doc.end() || it->is_null()) {
-        continue;
-      }
-      if (!it->is_array()) {
-        return util::invalidArgument((where.empty() ? "" : where + ": ") +
-                                     "items: expected array, got " + it->type_name());
-      }
-      items = &*it;
-      items_where = (where.empty() ? "" : where + ": ") + "items";
-    }
-    for (size_t i = 0; i < items->size(); ++i) {
-      const json& item = (*items)[i];
-      if (item.is_null()) {
-        continue;
-      }
-      const std::string item_where = items_where + "[" + std::to_string(i) + "]";
-      if (auto r = decodeInto(item, item_where, item_kind, out); !r.ok()) {
-        return r.error();
-      }
-    }
-  }
-  return out;
-}
 
 }  // namespace berth::api

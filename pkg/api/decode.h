@@ -12,6 +12,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pkg/api/encode.h"
+#include "pkg/api/object_file.h"
 #include "pkg/api/types.h"
 #include "pkg/util/result.h"
 
@@ -19,10 +21,6 @@ namespace berth::api {
 
 util::Result<Pod> decodePod(const nlohmann::json& j);
 util::Result<Node> decodeNode(const nlohmann::json& j);
-
-// The JSON form kube-apiserver writes (apiVersion/kind included, empty fields omitted).
-nlohmann::json encodePod(const Pod& pod);
-nlohmann::json encodeNode(const Node& node);
 
 // RFC 3339 ("2024-05-01T10:00:00Z", with optional fraction and offset) to and from Timestamp.
 util::Result<Timestamp> parseTimestamp(std::string_view text);
@@ -33,14 +31,7 @@ std::string formatMicroTimestamp(Timestamp t);  // microseconds: metav1.MicroTim
 // YAML scalars are typed as sigs.k8s.io/yaml does (plain 2 is a number, "2" a string, true a bool).
 util::Result<std::vector<nlohmann::json>> parseDocuments(std::string_view text);
 
-// The nodes and pods in a file written by `kubectl get nodes,pods -A -o json|yaml`: a kind: List
-// (or PodList, NodeList...) with items, a multi-document stream, or a single object. Objects of
-// other kinds are listed in `skipped`. The first object that fails to decode fails the whole file.
-struct ObjectSet {
-  std::vector<NodePtr> nodes;
-  std::vector<PodPtr> pods;
-  std::vector<std::string> skipped;  // "Service default/x" for objects of kinds berth does not read
-};
-util::Result<ObjectSet> decodeObjects(std::string_view text);
+// How messages name an object: "default/web-1", "n1" or "<unknown>".
+std::string objectKey(const nlohmann::json& obj);
 
 }  // namespace berth::api

@@ -383,7 +383,7 @@ HttpResponse HttpHandler::serveResource(const RequestInfo& info, const HttpReque
     return updated ? jsonResponse(200, *updated) : errorResponse(updated.error());
   }
   if (verb == "patch") {
-    std::optional<PatchType> type = patchTypeFromContentType(request.contentType);
+    std::optional<PatchType> type = api::patchTypeFromContentType(request.contentType);
     if (!type) {
       return genericStatus(415);  // go-restful rejects the Content-Type before the handler
     }

@@ -2,8 +2,11 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <initializer_list>
+#include <span>
 
 #include "pkg/api/decode.h"
+#include "pkg/apiserver/patch.h"
 
 namespace berth::apiserver {
 namespace {
@@ -93,6 +96,14 @@ int daysIn(int month, int year) {
   static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
   return month == 2 && isLeap(year) ? 29 : kDays[month - 1];
 }
+
+// The metav1.MicroTime fields of a resource, as (parent path, field, pointer). A pointer field
+// (omitempty) decoded from null is absent when encoded again; a struct field stays null.
+struct MicroTimeField {
+  std::initializer_list<std::string_view> parent;
+  std::string_view field;
+  bool pointer;
+};
 
 }  // namespace
 
@@ -192,6 +203,52 @@ util::Result<std::string> parseMicroTime(std::string_view text) {
     return t.error();
   }
   return api::formatMicroTimestamp(api::Timestamp{t->micros - offsetSeconds * 1'000'000});
+}
+
+util::Result<void> normalizeMicroTimes(Resource resource, nlohmann::json& object) {
+  static const MicroTimeField kLease[] = {{{"spec"}, "acquireTime", true},
+                                          {{"spec"}, "renewTime", true}};
+  static const MicroTimeField kEvent[] = {{{}, "eventTime", false},
+                                          {{"series"}, "lastObservedTime", false}};
+  std::span<const MicroTimeField> fields;
+  if (resource == Resource::Leases) {
+    fields = kLease;
+  } else if (resource == Resource::Events || resource == Resource::EventsV1) {
+    fields = kEvent;
+  }
+  for (const MicroTimeField& f : fields) {
+    nlohmann::json* parent = &object;
+    for (std::string_view part : f.parent) {
+      auto it = parent->is_object() ? parent->find(part) : parent->end();
+      parent = it == parent->end() ? nullptr : &*it;
+      if (parent == nullptr) {
+        break;
+      }
+    }
+    if (parent == nullptr || !parent->is_object()) {
+      continue;
+    }
+    auto it = parent->find(f.field);
+    if (it == parent->end()) {
+      continue;
+    }
+    if (it->is_null()) {
+      if (f.pointer) {
+        parent->erase(it);
+      }
+      continue;
+    }
+    if (!it->is_string()) {
+      return util::invalidArgument("json: cannot unmarshal " + std::string(goJsonKind(*it)) +
+                                   " into Go value of type string");
+    }
+    auto canonical = parseMicroTime(it->get<std::string>());
+    if (!canonical) {
+      return canonical.error();
+    }
+    *it = std::move(*canonical);
+  }
+  return {};
 }
 
 }  // namespace berth::apiserver

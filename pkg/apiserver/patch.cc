@@ -479,4 +479,8 @@ ApiResult<json> applyPatch(Resource resource, PatchType type, const json& origin
   return badRequest("unknown Content-Type header for patch");
 }
 
+std::string dumpJson(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 }  // namespace berth::apiserver

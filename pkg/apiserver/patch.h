@@ -31,5 +31,7 @@ std::string goFormat(const nlohmann::json& value);
 // encoding/json's word for the kind of a value ("object", "array", "string", "number", "bool",
 // "null"), as in "json: cannot unmarshal array into Go value of type v1.Pod".
 std::string_view goJsonKind(const nlohmann::json& value);
+// Compact JSON; invalid UTF-8 (which nlohmann would throw on) becomes U+FFFD.
+std::string dumpJson(const nlohmann::json& value);
 
 }  // namespace berth::apiserver

@@ -9,21 +9,17 @@
 #include <span>
 
 #include "pkg/api/decode.h"
+#include "pkg/apiserver/continue_token.h"
 #include "pkg/apiserver/microtime.h"
 #include "pkg/apiserver/patch.h"
+#include "pkg/util/base64.h"
+#include "pkg/util/quote.h"
+#include "pkg/util/uuid.h"
 
 namespace berth::apiserver {
 namespace {
 
 using json = nlohmann::json;
-
-constexpr std::array<ResourceInfo, 5> kResources = {{
-    {Resource::Nodes, "", "v1", "nodes", "Node", "NodeList", false},
-    {Resource::Pods, "", "v1", "pods", "Pod", "PodList", true},
-    {Resource::Events, "", "v1", "events", "Event", "EventList", true},
-    {Resource::EventsV1, "events.k8s.io", "v1", "events", "Event", "EventList", true},
-    {Resource::Leases, "coordination.k8s.io", "v1", "leases", "Lease", "LeaseList", true},
-}};
 
 // etcd key prefixes (nodes are still stored as "minions"); they appear in precondition errors.
 std::string_view storagePrefix(Resource resource) {
@@ -39,52 +35,6 @@ std::string_view storagePrefix(Resource resource) {
       return "/registry/leases/";
   }
   return "/registry/";
-}
-
-// Go's %q for the names that reach error messages.
-std::string quote(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-    }
-    out += c;
-  }
-  return out + "\"";
-}
-
-// The errors about one object (errors.NewNotFound, NewAlreadyExists, NewConflict): the same
-// Status shape, details naming the object. `resource` is the resource or subresource
-// ("pods/binding"); `cause` is the Conflict's reason.
-enum class ObjectError { NotFound, AlreadyExists, Conflict };
-
-ApiError objectError(ObjectError kind, std::string_view group, std::string_view resource,
-                     std::string_view name, std::string_view cause = "") {
-  std::string qualified(resource);
-  if (!group.empty()) {
-    qualified += ".";
-    qualified += group;
-  }
-  const std::string object = qualified + " " + quote(name);
-  ApiError error{0, "", "", std::string(name), std::string(group), std::string(resource)};
-  switch (kind) {
-    case ObjectError::NotFound:
-      error.code = 404;
-      error.reason = "NotFound";
-      error.message = object + " not found";
-      break;
-    case ObjectError::AlreadyExists:
-      error.code = 409;
-      error.reason = "AlreadyExists";
-      error.message = object + " already exists";
-      break;
-    case ObjectError::Conflict:
-      error.code = 409;
-      error.reason = "Conflict";
-      error.message = "Operation cannot be fulfilled on " + object + ": " + std::string(cause);
-      break;
-  }
-  return error;
 }
 
 ApiError notFound(const ResourceInfo& info, std::string_view name) {
@@ -149,111 +99,6 @@ api::StringMap labelsOf(const json& object) {
   return out;
 }
 
-// The string at a dotted path, "" when absent; booleans print as Go's strconv.FormatBool.
-std::string stringAt(const json& object, std::initializer_list<std::string_view> path,
-                     std::string_view absentBool = "") {
-  const json* cur = &object;
-  for (std::string_view part : path) {
-    if (!cur->is_object()) {
-      return std::string(absentBool);
-    }
-    auto it = cur->find(std::string(part));
-    if (it == cur->end()) {
-      return std::string(absentBool);
-    }
-    cur = &*it;
-  }
-  if (cur->is_string()) {
-    return cur->get<std::string>();
-  }
-  if (cur->is_boolean()) {
-    return cur->get<bool>() ? "true" : "false";
-  }
-  return std::string(absentBool);
-}
-
-// The field labels each resource's conversion function accepts (pkg/apis/core/v1/conversion.go).
-bool supportsField(Resource resource, std::string_view field) {
-  if (field == "metadata.name" || field == "metadata.namespace") {
-    return true;
-  }
-  static constexpr std::string_view kPod[] = {"spec.nodeName",
-                                              "spec.restartPolicy",
-                                              "spec.schedulerName",
-                                              "spec.serviceAccountName",
-                                              "spec.hostNetwork",
-                                              "status.phase",
-                                              "status.nominatedNodeName",
-                                              "status.podIP"};
-  static constexpr std::string_view kEvent[] = {"involvedObject.kind",
-                                                "involvedObject.namespace",
-                                                "involvedObject.name",
-                                                "involvedObject.uid",
-                                                "involvedObject.apiVersion",
-                                                "involvedObject.resourceVersion",
-                                                "involvedObject.fieldPath",
-                                                "reason",
-                                                "reportingComponent",
-                                                "source",
-                                                "type"};
-  switch (resource) {
-    case Resource::Pods:
-      return std::find(std::begin(kPod), std::end(kPod), field) != std::end(kPod);
-    case Resource::Nodes:
-      return field == "spec.unschedulable";
-    case Resource::Events:
-      return std::find(std::begin(kEvent), std::end(kEvent), field) != std::end(kEvent);
-    default:
-      return false;
-  }
-}
-
-// Splits on commas not escaped by a backslash (fields.splitTerms).
-std::vector<std::string> splitTerms(std::string_view text) {
-  std::vector<std::string> out;
-  std::string cur;
-  bool escaped = false;
-  for (char c : text) {
-    if (escaped) {
-      cur += c;
-      escaped = false;
-    } else if (c == '\\') {
-      cur += c;
-      escaped = true;
-    } else if (c == ',') {
-      out.push_back(std::move(cur));
-      cur.clear();
-    } else {
-      cur += c;
-    }
-  }
-  out.push_back(std::move(cur));
-  return out;
-}
-
-// fields.UnescapeValue: only \\, \, and \= are escapes; a bare , or = is an error.
-std::optional<std::string> unescapeValue(std::string_view text, std::string* error) {
-  std::string out;
-  for (size_t i = 0; i < text.size(); ++i) {
-    char c = text[i];
-    if (c == '\\') {
-      if (i + 1 >= text.size() ||
-          (text[i + 1] != '\\' && text[i + 1] != ',' && text[i + 1] != '=')) {
-        *error = "invalid field selector: invalid escape sequence: " +
-                 std::string(text.substr(i, std::min<size_t>(2, text.size() - i)));
-        return std::nullopt;
-      }
-      out += text[++i];
-    } else if (c == ',' || c == '=') {
-      *error = std::string("invalid field selector: unescaped character: ") + c;
-      return std::nullopt;
-    } else {
-      out += c;
-    }
-  }
-  return out;
-}
-
 std::string randomSuffix(std::mt19937_64& rng) {
   // names.SimpleNameGenerator's alphabet: no vowels, no confusable characters.
   static constexpr std::string_view kAlphabet = "bcdfghjklmnpqrstvwxz2456789";
@@ -269,19 +114,7 @@ std::mt19937_64& rng() {
   return gen;
 }
 
-std::string randomUid() {
-  auto& gen = rng();
-  uint64_t hi = gen();
-  uint64_t lo = gen();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;                  // version 4
-  lo = (lo & ~(0xC000ULL << 48)) | (0x8000ULL << 48);  // RFC 4122 variant
-  char buf[40];
-  std::snprintf(buf, sizeof(buf), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-  return buf;
-}
+std::string randomUid() { return util::uuidV4(rng()); }
 
 api::Timestamp systemNow() {
   auto since = std::chrono::system_clock::now().time_since_epoch();
@@ -300,408 +133,7 @@ void setVersion(json& object, uint64_t rv) {
   metadataOf(object)["resourceVersion"] = std::to_string(rv);
 }
 
-// The Go type a resource decodes into, in decode errors: "v1.Pod", "v1.Lease".
-std::string goTypeName(const ResourceInfo& info) {
-  return std::string(info.version) + "." + std::string(info.kind);
-}
-
-// The 400 a create or update body that does not decode gets (transformDecodeError).
-ApiError decodeError(const ResourceInfo& info, const util::Error& error) {
-  return badRequest(std::string(info.kind) + " in version " + quote(info.version) +
-                    " cannot be handled as a " + std::string(info.kind) + ": " + error.message);
-}
-
-// The 422 a patch whose result does not decode gets: errors.NewInvalid with an empty kind and
-// name and one cause on the field "patch", whose value is the patched object.
-ApiError invalidPatch(std::string_view value, std::string_view detail) {
-  const std::string cause = "Invalid value: " + quote(value) + ": " + std::string(detail);
-  ApiError error{422, "Invalid", " \"\" is invalid: patch: " + cause};
-  error.causes =
-      json::array({{{"reason", "FieldValueInvalid"}, {"message", cause}, {"field", "patch"}}});
-  return error;
-}
-
-// The metav1.MicroTime fields of a resource, as (parent path, field, pointer). A pointer field
-// (omitempty) decoded from null is absent when encoded again; a struct field stays null.
-struct MicroTimeField {
-  std::initializer_list<std::string_view> parent;
-  std::string_view field;
-  bool pointer;
-};
-
-// Checks every MicroTime field of `object` and rewrites it in its canonical UTC form, as the
-// apiserver's decode and encode do; the error is Go's, for a decode error message.
-util::Result<void> normalizeMicroTimes(Resource resource, json& object) {
-  static const MicroTimeField kLease[] = {{{"spec"}, "acquireTime", true},
-                                          {{"spec"}, "renewTime", true}};
-  static const MicroTimeField kEvent[] = {{{}, "eventTime", false},
-                                          {{"series"}, "lastObservedTime", false}};
-  std::span<const MicroTimeField> fields;
-  if (resource == Resource::Leases) {
-    fields = kLease;
-  } else if (resource == Resource::Events || resource == Resource::EventsV1) {
-    fields = kEvent;
-  }
-  for (const MicroTimeField& f : fields) {
-    json* parent = &object;
-    for (std::string_view part : f.parent) {
-      auto it = parent->is_object() ? parent->find(part) : parent->end();
-      parent = it == parent->end() ? nullptr : &*it;
-      if (parent == nullptr) {
-        break;
-      }
-    }
-    if (parent == nullptr || !parent->is_object()) {
-      continue;
-    }
-    auto it = parent->find(f.field);
-    if (it == parent->end()) {
-      continue;
-    }
-    if (it->is_null()) {
-      if (f.pointer) {
-        parent->erase(it);
-      }
-      continue;
-    }
-    if (!it->is_string()) {
-      return util::invalidArgument("json: cannot unmarshal " + std::string(goJsonKind(*it)) +
-                                   " into Go value of type string");
-    }
-    auto canonical = parseMicroTime(it->get<std::string>());
-    if (!canonical) {
-      return canonical.error();
-    }
-    *it = std::move(*canonical);
-  }
-  return {};
-}
-
-// Compact JSON; invalid UTF-8 (which nlohmann would throw on) becomes U+FFFD.
-std::string dumpJson(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-// --- Continue tokens (apiserver/pkg/storage/continue.go) ---------------------------------------
-
-constexpr std::string_view kBase64Url =
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-
-// base64.RawURLEncoding.
-std::string base64UrlEncode(std::string_view data) {
-  std::string out;
-  uint32_t bits = 0;
-  int count = 0;
-  for (unsigned char c : data) {
-    bits = (bits << 8) | c;
-    count += 8;
-    while (count >= 6) {
-      count -= 6;
-      out += kBase64Url[(bits >> count) & 0x3F];
-    }
-  }
-  if (count > 0) {
-    out += kBase64Url[(bits << (6 - count)) & 0x3F];
-  }
-  return out;
-}
-
-// base64.RawURLEncoding.DecodeString, with Go's CorruptInputError text.
-util::Result<std::string> base64UrlDecode(std::string_view text) {
-  std::string out;
-  uint32_t bits = 0;
-  int count = 0;
-  for (size_t i = 0; i < text.size(); ++i) {
-    size_t v = kBase64Url.find(text[i]);
-    if (v == std::string_view::npos) {
-      return util::invalidArgument("illegal base64 data at input byte " + std::to_string(i));
-    }
-    bits = (bits << 6) | static_cast<uint32_t>(v);
-    count += 6;
-    if (count >= 8) {
-      count -= 8;
-      out += static_cast<char>((bits >> count) & 0xFF);
-    }
-  }
-  // A lone trailing character carries no whole byte; leftover bits must be zero.
-  if (text.size() % 4 == 1 || (count > 0 && (bits & ((1u << count) - 1)) != 0)) {
-    return util::invalidArgument("illegal base64 data at input byte " +
-                                 std::to_string(text.size() - 1));
-  }
-  return out;
-}
-
-struct ContinueToken {
-  int64_t rv = 0;     // < 0: continue at the current state (the token an expired list returns)
-  std::string start;  // the key to go on from, relative to the list's key prefix
-};
-
-// {"v":"meta.k8s.io/v1","rv":N,"start":"..."} in Go's field order, base64url without padding.
-std::string encodeContinue(int64_t rv, std::string_view start) {
-  return base64UrlEncode(R"({"v":"meta.k8s.io/v1","rv":)" + std::to_string(rv) + R"(,"start":)" +
-                         dumpJson(json(start)) + "}");
-}
-
-// Go's path.Clean leaves "/" + start unchanged: no empty, "." or ".." segment, no trailing "/".
-bool isCleanKey(std::string_view key) {
-  if (key == "/") {
-    return true;
-  }
-  size_t pos = 1;
-  while (pos <= key.size()) {
-    size_t end = key.find('/', pos);
-    if (end == std::string_view::npos) {
-      end = key.size();
-    }
-    std::string_view segment = key.substr(pos, end - pos);
-    if (segment.empty() || segment == "." || segment == "..") {
-      return false;
-    }
-    pos = end + 1;
-  }
-  return true;
-}
-
-// DecodeContinue; the message is what follows "invalid continue token: ".
-util::Result<ContinueToken> decodeContinue(std::string_view text) {
-  const std::string invalid = "continue key is not valid";
-  auto data = base64UrlDecode(text);
-  if (!data) {
-    return util::invalidArgument(invalid + ": " + data.error().message);
-  }
-  json token = json::parse(*data, nullptr, false);
-  if (token.is_discarded()) {
-    return util::invalidArgument(invalid + ": invalid character in continue token JSON");
-  }
-  if (!token.is_object()) {
-    return util::invalidArgument(invalid + ": json: cannot unmarshal " +
-                                 std::string(goJsonKind(token)) +
-                                 " into Go value of type storage.continueToken");
-  }
-  auto field = [&](const char* name, bool number) -> util::Result<json> {
-    auto it = token.find(name);
-    if (it == token.end() || it->is_null()) {
-      return number ? json(0) : json("");
-    }
-    if (number ? !it->is_number_integer() : !it->is_string()) {
-      return util::invalidArgument(invalid + ": json: cannot unmarshal " +
-                                   std::string(goJsonKind(*it)) +
-                                   " into Go struct field continueToken." + name + " of type " +
-                                   (number ? "int64" : "string"));
-    }
-    return *it;
-  };
-  auto version = field("v", false);
-  auto rv = field("rv", true);
-  auto start = field("start", false);
-  for (const auto* f : {&version, &rv, &start}) {
-    if (!f->ok()) {
-      return f->error();
-    }
-  }
-  if (*version != "meta.k8s.io/v1") {
-    return util::invalidArgument(
-        "continue key is not valid: server does not recognize this encoded version " +
-        version->get<std::string>());
-  }
-  ContinueToken out{rv->get<int64_t>(), start->get<std::string>()};
-  if (out.rv == 0) {
-    return util::invalidArgument(
-        "continue key is not valid: incorrect encoded start resourceVersion (version "
-        "meta.k8s.io/v1)");
-  }
-  if (out.start.empty()) {
-    return util::invalidArgument(
-        "continue key is not valid: encoded start key empty (version meta.k8s.io/v1)");
-  }
-  std::string key = out.start.starts_with('/') ? out.start : "/" + out.start;
-  if (!isCleanKey(key)) {
-    return util::invalidArgument(invalid + ": " + out.start);
-  }
-  out.start = key.substr(1);
-  return out;
-}
-
-constexpr std::string_view kContinueExpired =
-    "The provided continue parameter is too old to display a consistent list result. You can "
-    "start a new list without the continue parameter, or use the continue token in this response "
-    "to retrieve the remainder of the results. Continuing with the provided token results in an "
-    "inconsistent list - objects that were created, modified, or deleted between the time the "
-    "first chunk was returned and now may show up in the list.";
-
 }  // namespace
-
-std::optional<PatchType> patchTypeFromContentType(std::string_view contentType) {
-  // mime.ParseMediaType: parameters after ';' are ignored, the type is case-insensitive.
-  std::string type(contentType.substr(0, contentType.find(';')));
-  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) {
-    type.pop_back();
-  }
-  size_t start = type.find_first_not_of(" \t");
-  type = start == std::string::npos ? "" : type.substr(start);
-  std::transform(type.begin(), type.end(), type.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  for (PatchType t : {PatchType::Json, PatchType::Merge, PatchType::StrategicMerge}) {
-    if (type == patchContentType(t)) {
-      return t;
-    }
-  }
-  return std::nullopt;
-}
-
-std::string_view patchContentType(PatchType type) {
-  switch (type) {
-    case PatchType::Json:
-      return "application/json-patch+json";
-    case PatchType::Merge:
-      return "application/merge-patch+json";
-    case PatchType::StrategicMerge:
-      return "application/strategic-merge-patch+json";
-  }
-  return "";
-}
-
-std::string ResourceInfo::apiVersion() const {
-  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
-}
-
-const ResourceInfo& resourceInfo(Resource resource) {
-  return kResources[static_cast<size_t>(resource)];
-}
-
-std::optional<Resource> findResource(std::string_view group, std::string_view name) {
-  for (const ResourceInfo& info : kResources) {
-    if (info.group == group && info.name == name) {
-      return info.resource;
-    }
-  }
-  return std::nullopt;
-}
-
-json ApiError::toStatus() const {
-  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"}, {"message", message}, {"code", code}};
-  if (!continueToken.empty()) {
-    status["metadata"]["continue"] = continueToken;
-  }
-  if (!reason.empty()) {
-    status["reason"] = reason;
-  }
-  if (!kind.empty() || !name.empty() || !causes.empty()) {
-    json details = json::object();
-    if (!name.empty()) {
-      details["name"] = name;
-    }
-    if (!group.empty()) {
-      details["group"] = group;
-    }
-    if (!kind.empty()) {
-      details["kind"] = kind;
-    }
-    if (!causes.empty()) {
-      details["causes"] = causes;
-    }
-    status["details"] = std::move(details);
-  }
-  return status;
-}
-
-json successStatus(int code) {
-  return {{"kind", "Status"},
-          {"apiVersion", "v1"},
-          {"metadata", json::object()},
-          {"status", "Success"},
-          {"code", code}};
-}
-
-// --- Field selectors ----------------------------------------------------------------------------
-
-ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_view text) {
-  FieldSelector out;
-  std::vector<std::string> parts = splitTerms(text);
-  std::sort(parts.begin(), parts.end());  // upstream sorts the terms
-  for (const std::string& part : parts) {
-    if (part.empty()) {
-      continue;
-    }
-    // The leftmost operator wins; at one position != and == are tried before =.
-    size_t at = std::string::npos;
-    std::string_view op;
-    for (size_t i = 0; i < part.size() && at == std::string::npos; ++i) {
-      for (std::string_view candidate : {"!=", "==", "="}) {
-        if (std::string_view(part).substr(i).starts_with(candidate)) {
-          at = i;
-          op = candidate;
-          break;
-        }
-      }
-    }
-    if (at == std::string::npos) {
-      return badRequest("invalid selector: '" + std::string(text) + "'; can't understand '" + part +
-                        "'");
-    }
-    std::string error;
-    auto value = unescapeValue(std::string_view(part).substr(at + op.size()), &error);
-    if (!value) {
-      return badRequest(error);
-    }
-    Term term{part.substr(0, at), std::move(*value), op != "!="};
-    if (!supportsField(resource, term.field)) {
-      if (resource == Resource::Leases || resource == Resource::EventsV1) {
-        return badRequest(quote(term.field) +
-                          " is not a known field selector: only \"metadata.name\", "
-                          "\"metadata.namespace\"");
-      }
-      return badRequest("field label not supported: " + term.field);
-    }
-    out.terms_.push_back(std::move(term));
-  }
-  return out;
-}
-
-bool FieldSelector::matches(Resource resource, const json& object) const {
-  for (const Term& t : terms_) {
-    if ((fieldValue(resource, object, t.field) == t.value) != t.equals) {
-      return false;
-    }
-  }
-  return true;
-}
-
-std::string fieldValue(Resource resource, const json& object, std::string_view field) {
-  if (field == "metadata.name") {
-    return stringAt(object, {"metadata", "name"});
-  }
-  if (field == "metadata.namespace") {
-    return stringAt(object, {"metadata", "namespace"});
-  }
-  if (resource == Resource::Pods) {
-    if (field == "spec.hostNetwork") {
-      return stringAt(object, {"spec", "hostNetwork"}, "false");
-    }
-    auto dot = field.find('.');
-    if (dot == std::string_view::npos) {
-      return "";
-    }
-    return stringAt(object, {field.substr(0, dot), field.substr(dot + 1)});
-  }
-  if (resource == Resource::Nodes && field == "spec.unschedulable") {
-    return stringAt(object, {"spec", "unschedulable"}, "false");
-  }
-  if (resource == Resource::Events) {
-    if (field == "source") {
-      return stringAt(object, {"source", "component"});
-    }
-    auto dot = field.find('.');
-    if (dot == std::string_view::npos) {
-      return stringAt(object, {field});
-    }
-    return stringAt(object, {field.substr(0, dot), field.substr(dot + 1)});
-  }
-  return "";
-}
-
-// --- Lists and watch events ---------------------------------------------------------------------
 
 json ListResult::toJson(Resource resource) const {
   const ResourceInfo& info = resourceInfo(resource);
@@ -726,21 +158,7 @@ json ListResult::toJson(Resource resource) const {
           {"items", std::move(array)}};
 }
 
-std::string_view WatchEvent::typeName() const {
-  switch (type) {
-    case Type::Added:
-      return "ADDED";
-    case Type::Modified:
-      return "MODIFIED";
-    case Type::Deleted:
-      return "DELETED";
-    case Type::Bookmark:
-      return "BOOKMARK";
-    case Type::Error:
-      return "ERROR";
-  }
-  return "ERROR";
-}
+std::string_view WatchEvent::typeName() const { return api::watchEventTypeName(type); }
 
 json WatchEvent::toJson() const { return {{"type", typeName()}, {"object", object}}; }
 
@@ -928,7 +346,7 @@ std::optional<ApiError> checkUpdatedObject(const ResourceInfo& info, std::string
   }
   const std::string rv = meta.value("resourceVersion", "");
   if (!rv.empty() && !parseVersion(rv)) {
-    return badRequest("invalid resource version: " + quote(rv));
+    return badRequest("invalid resource version: " + util::quoteGo(rv));
   }
   return std::nullopt;
 }
@@ -1199,7 +617,7 @@ ApiResult<WatchPtr> Store::watch(Resource resource, std::string_view ns,
   if (!options.resourceVersion.empty() && options.resourceVersion != "0") {
     from = parseVersion(options.resourceVersion);
     if (!from) {
-      return badRequest("invalid resource version: " + quote(options.resourceVersion));
+      return badRequest("invalid resource version: " + util::quoteGo(options.resourceVersion));
     }
   }
   Watcher watcher{{},
@@ -1295,7 +713,7 @@ ApiResult<std::string> Store::bind(std::string_view ns, std::string_view name,
   const std::string targetKind = stringAt(binding, {"target", "kind"});
   if (!targetKind.empty() && targetKind != "Node") {
     return ApiError{500, "",
-                    "target.kind: Unsupported value: " + quote(targetKind) +
+                    "target.kind: Unsupported value: " + util::quoteGo(targetKind) +
                         ": supported values: \"Node\", \"<empty>\""};
   }
   const std::string node = stringAt(binding, {"target", "name"});
@@ -1324,7 +742,7 @@ ApiResult<std::string> Store::bind(std::string_view ns, std::string_view name,
   if (!assigned.empty()) {
     return objectError(
         ObjectError::Conflict, "", "pods/binding", name,
-        "pod " + std::string(name) + " is already assigned to node " + quote(assigned));
+        "pod " + std::string(name) + " is already assigned to node " + util::quoteGo(assigned));
   }
   auto spec = pod.find("spec");
   if (spec != pod.end() && spec->is_object() && spec->contains("schedulingGates") &&
@@ -1381,7 +799,7 @@ ApiResult<std::string> Store::bind(std::string_view ns, std::string_view name,
 void Store::sendBookmarks() {
   std::lock_guard lock(mu_);
   for (size_t i = 0; i < std::size(tables_); ++i) {
-    const ResourceInfo& info = kResources[i];
+    const ResourceInfo& info = resourceInfo(static_cast<Resource>(i));
     json object = {{"kind", info.kind},
                    {"apiVersion", info.apiVersion()},
                    {"metadata", {{"resourceVersion", std::to_string(rv_)}}}};

@@ -24,86 +24,15 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/meta.h"
 #include "pkg/api/types.h"
+#include "pkg/apiserver/api_error.h"
+#include "pkg/apiserver/field_selector.h"
+#include "pkg/apiserver/resource_info.h"
 #include "pkg/labels/selector.h"
 #include "pkg/util/result.h"
 
 namespace berth::apiserver {
-
-// The resources the store serves. Upstream, core/v1 and events.k8s.io/v1 events are two views of
-// one storage; here they are two separate tables (an event written through one is not seen
-// through the other).
-enum class Resource { Nodes, Pods, Events, EventsV1, Leases };
-
-struct ResourceInfo {
-  Resource resource;
-  std::string_view group;     // "" for the core group
-  std::string_view version;   // "v1"
-  std::string_view name;      // the path segment: "pods"
-  std::string_view kind;      // "Pod"
-  std::string_view listKind;  // "PodList"
-  bool namespaced = true;
-  std::string apiVersion() const;  // "v1", "coordination.k8s.io/v1"
-};
-
-const ResourceInfo& resourceInfo(Resource resource);
-// The resource at /api/v1/NAME (group "") or /apis/GROUP/v1/NAME; nullopt when not served.
-std::optional<Resource> findResource(std::string_view group, std::string_view name);
-
-// A failure, as the metav1.Status kube-apiserver answers with (apimachinery/pkg/api/errors).
-struct ApiError {
-  int code = 500;        // the HTTP status
-  std::string reason{};  // metav1.StatusReason: "NotFound", "Conflict", "Expired"...
-  std::string message{};
-  // details, omitted when name and kind are empty; `kind` is the resource ("pods"), or the
-  // kind for Invalid ("Pod").
-  std::string name{};
-  std::string group{};
-  std::string kind{};
-  nlohmann::json causes = nlohmann::json::array();  // details.causes, omitted when empty
-  // metadata.continue: the token an expired list continuation may go on with (inconsistently).
-  std::string continueToken{};
-
-  // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",...}
-  nlohmann::json toStatus() const;
-};
-
-// 400 BadRequest with `message`, as kube-apiserver answers a malformed request.
-inline ApiError badRequest(std::string message) {
-  return ApiError{400, "BadRequest", std::move(message)};
-}
-
-// The Status of a successful call that has no object to return (pods/binding answers 201 with it).
-nlohmann::json successStatus(int code);
-
-// A value or the ApiError that explains why there is none.
-template <typename T>
-using ApiResult = util::Result<T, ApiError>;
-
-// ?fieldSelector=: terms "field=value", "field==value", "field!=value" ANDed by commas, with the
-// fields kube-apiserver supports for the resource (pods: spec.nodeName, spec.schedulerName,
-// status.phase, ...; every resource: metadata.name, metadata.namespace).
-class FieldSelector {
- public:
-  struct Term {
-    std::string field;
-    std::string value;
-    bool equals = true;  // false for !=
-  };
-
-  FieldSelector() = default;  // selects everything
-  // An unknown field or malformed term is a 400 BadRequest, as the apiserver answers.
-  static ApiResult<FieldSelector> parse(Resource resource, std::string_view text);
-
-  bool matches(Resource resource, const nlohmann::json& object) const;
-  const std::vector<Term>& terms() const { return terms_; }
-
- private:
-  std::vector<Term> terms_;
-};
-
-// The value kube-apiserver indexes `field` by for `object` ("" when absent).
-std::string fieldValue(Resource resource, const nlohmann::json& object, std::string_view field);
 
 struct ListOptions {
   std::string labelSelector{};
@@ -130,22 +59,11 @@ struct ListResult {
   nlohmann::json toJson(Resource resource) const;
 };
 
-// The three patch formats kube-apiserver accepts for built-in resources, by Content-Type.
-enum class PatchType {
-  Json,            // application/json-patch+json: RFC 6902 operations
-  Merge,           // application/merge-patch+json: RFC 7386
-  StrategicMerge,  // application/strategic-merge-patch+json: lists merged by their patchMergeKey
-};
-
-// The PatchType of a PATCH request's Content-Type (parameters such as charset are ignored);
-// nullopt for any other media type, which the apiserver answers with 415 UnsupportedMediaType.
-std::optional<PatchType> patchTypeFromContentType(std::string_view contentType);
-// "application/json-patch+json", ...
-std::string_view patchContentType(PatchType type);
+using PatchType = api::PatchType;
 
 // One watch event. `object` carries metadata.resourceVersion; an ERROR event carries a Status.
 struct WatchEvent {
-  enum class Type { Added, Modified, Deleted, Bookmark, Error };
+  using Type = api::WatchEventType;
   Type type = Type::Added;
   nlohmann::json object;
 
@@ -191,11 +109,7 @@ class Watch {
 };
 using WatchPtr = std::shared_ptr<Watch>;
 
-// storage.Preconditions of a DELETE or a Binding: empty fields are not checked.
-struct Preconditions {
-  std::string uid{};
-  std::string resourceVersion{};
-};
+using Preconditions = api::Preconditions;
 
 struct StoreOptions {
   size_t historySize = 1000;  // watch events kept per resource for replay (the watch cache)

@@ -8,8 +8,9 @@
 #include <vector>
 
 #include "pkg/api/decode.h"
-#include "pkg/client/base64.h"
 #include "pkg/client/token_source.h"
+#include "pkg/util/base64.h"
+#include "pkg/util/quote.h"
 
 namespace berth::client {
 namespace {
@@ -19,8 +20,6 @@ using util::Error;
 using util::Result;
 
 // --- Typed access to the decoded document; errors name the field path --------------------------
-
-std::string quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 std::string join(std::string_view field, std::string_view key) {
   return field.empty() ? std::string(key) : std::string(field) + "." + std::string(key);
@@ -63,7 +62,7 @@ Result<std::string> getBytes(const json& obj, std::string_view key, std::string_
   if (!text.ok() || text->empty()) {
     return text;
   }
-  Result<std::string> bytes = decodeBase64(*text);
+  Result<std::string> bytes = util::decodeBase64(*text);
   if (!bytes.ok()) {
     return bytes.error().wrap(join(field, key));
   }
@@ -168,13 +167,13 @@ Result<User> parseUser(const json& obj, const std::string& field, const std::str
   }
   // Settings that would change who berth is or how it gets credentials: refuse rather than ignore.
   if (member(obj, "exec") != nullptr) {
-    u.unsupported =
-        Error{util::ErrorCode::Unimplemented,
-              "user " + quote(name) + ": exec credential plugins are not supported by berth"};
+    u.unsupported = Error{
+        util::ErrorCode::Unimplemented,
+        "user " + util::quoteGo(name) + ": exec credential plugins are not supported by berth"};
   } else if (member(obj, "auth-provider") != nullptr) {
     u.unsupported =
         Error{util::ErrorCode::Unimplemented,
-              "user " + quote(name) + ": auth-provider plugins are not supported by berth"};
+              "user " + util::quoteGo(name) + ": auth-provider plugins are not supported by berth"};
   } else {
     struct Unsupported {
       std::string_view key;
@@ -249,7 +248,7 @@ Result<std::map<std::string, T>> parseNamedList(const json& doc, std::string_vie
       return parsed.error();
     }
     if (!out.emplace(*name, *std::move(parsed)).second) {
-      return util::invalidArgument(item + ".name: duplicate name " + quote(*name));
+      return util::invalidArgument(item + ".name: duplicate name " + util::quoteGo(*name));
     }
   }
   return out;
@@ -276,14 +275,14 @@ Result<Kubeconfig> parseKubeconfig(std::string_view text) {
     return kind.error();
   }
   if (!kind->empty() && *kind != "Config") {
-    return util::invalidArgument("kind: must be \"Config\", not " + quote(*kind));
+    return util::invalidArgument("kind: must be \"Config\", not " + util::quoteGo(*kind));
   }
   Result<std::string> apiVersion = getString(doc, "apiVersion", "");
   if (!apiVersion.ok()) {
     return apiVersion.error();
   }
   if (!apiVersion->empty() && *apiVersion != "v1") {
-    return util::invalidArgument("apiVersion: must be \"v1\", not " + quote(*apiVersion));
+    return util::invalidArgument("apiVersion: must be \"v1\", not " + util::quoteGo(*apiVersion));
   }
 
   Kubeconfig cfg;
@@ -373,7 +372,7 @@ Result<std::string> readReferenced(const FileReader& read, const std::string& pa
                                    const std::string& field) {
   Result<std::string> content = read(path);
   if (!content.ok()) {
-    return content.error().wrap(field + ": reading " + quote(path));
+    return content.error().wrap(field + ": reading " + util::quoteGo(path));
   }
   return content;
 }
@@ -394,7 +393,7 @@ std::string_view trimSpace(std::string_view s) {
 // A token file larger than any token is refused by name rather than sent as a header.
 Result<void> checkTokenSize(const std::string& token, const std::string& path) {
   if (token.size() > kMaxTokenFileBytes) {
-    return util::invalidArgument("token file " + quote(path) + " is larger than " +
+    return util::invalidArgument("token file " + util::quoteGo(path) + " is larger than " +
                                  std::to_string(kMaxTokenFileBytes) + " bytes");
   }
   return {};
@@ -405,13 +404,14 @@ Result<void> checkTokenSize(const std::string& token, const std::string& path) {
 Result<void> applyCluster(const Cluster& c, std::string_view name, std::string_view path,
                           const FileReader& read, RestConfig& out) {
   if (c.server.empty()) {
-    return util::invalidArgument(c.field + ".server: no server found for cluster " + quote(name));
+    return util::invalidArgument(c.field + ".server: no server found for cluster " +
+                                 util::quoteGo(name));
   }
   const bool https = c.server.starts_with("https://");
   const bool http = c.server.starts_with("http://");
   const size_t hostStart = https ? 8 : 7;
   if ((!https && !http) || c.server.size() == hostStart || c.server[hostStart] == '/') {
-    return util::invalidArgument(c.field + ".server: " + quote(c.server) +
+    return util::invalidArgument(c.field + ".server: " + util::quoteGo(c.server) +
                                  " is not an https:// or http:// URL");
   }
   if (c.hasProxy) {
@@ -449,7 +449,7 @@ Result<void> applyCluster(const Cluster& c, std::string_view name, std::string_v
         caField + ": unable to load root certificates: unable to parse bytes as PEM block");
   }
   if (c.insecure) {
-    out.warnings.push_back("cluster " + quote(name) +
+    out.warnings.push_back("cluster " + util::quoteGo(name) +
                            " sets insecure-skip-tls-verify: the API server's certificate will "
                            "not be verified");
   }
@@ -522,7 +522,8 @@ Result<void> applyUser(const User& u, std::string_view name, std::string_view pa
     }
     out.bearerToken = std::string(trimSpace(*token));
     if (out.bearerToken.empty()) {
-      return util::invalidArgument(field + ": read empty token from file " + quote(out.tokenFile));
+      return util::invalidArgument(field + ": read empty token from file " +
+                                   util::quoteGo(out.tokenFile));
     }
   }
   return {};
@@ -549,19 +550,21 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
   }
   const auto ctx = cfg.contexts.find(contextName);
   if (ctx == cfg.contexts.end()) {
-    return util::invalidArgument(contextField + ": context " + quote(contextName) + " not found")
+    return util::invalidArgument(contextField + ": context " + util::quoteGo(contextName) +
+                                 " not found")
         .wrap(prefix);
   }
   const Context& c = ctx->second;
 
   if (c.cluster.empty()) {
     return util::invalidArgument(c.field + ".cluster: cluster was not specified for context " +
-                                 quote(contextName))
+                                 util::quoteGo(contextName))
         .wrap(prefix);
   }
   const auto cluster = cfg.clusters.find(c.cluster);
   if (cluster == cfg.clusters.end()) {
-    return util::invalidArgument(c.field + ".cluster: cluster " + quote(c.cluster) + " not found")
+    return util::invalidArgument(c.field + ".cluster: cluster " + util::quoteGo(c.cluster) +
+                                 " not found")
         .wrap(prefix);
   }
   // An empty user means anonymous, as in client-go; a named one must exist (client-go would
@@ -570,7 +573,7 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
   if (!c.user.empty()) {
     const auto it = cfg.users.find(c.user);
     if (it == cfg.users.end()) {
-      return util::invalidArgument(c.field + ".user: user " + quote(c.user) + " not found")
+      return util::invalidArgument(c.field + ".user: user " + util::quoteGo(c.user) + " not found")
           .wrap(prefix);
     }
     user = &it->second;
@@ -593,7 +596,7 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
     RestConfig plain;
     plain.server = out.server;
     if (hadCredentials) {
-      plain.warnings.push_back("server " + quote(out.server) +
+      plain.warnings.push_back("server " + util::quoteGo(out.server) +
                                " is plain http: the user's credentials are not sent");
     }
     return plain;

@@ -119,22 +119,6 @@ std::string WatchEvent::resourceVersion() const {
   return rv != meta->end() && rv->is_string() ? rv->get<std::string>() : std::string();
 }
 
-std::string_view watchEventTypeName(WatchEvent::Type type) {
-  switch (type) {
-    case WatchEvent::Type::Added:
-      return "ADDED";
-    case WatchEvent::Type::Modified:
-      return "MODIFIED";
-    case WatchEvent::Type::Deleted:
-      return "DELETED";
-    case WatchEvent::Type::Bookmark:
-      return "BOOKMARK";
-    case WatchEvent::Type::Error:
-      return "ERROR";
-  }
-  return "UNKNOWN";
-}
-
 ApiResult<WatchEvent> decodeWatchEvent(std::string_view line) {
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
@@ -150,19 +134,11 @@ ApiResult<WatchEvent> decodeWatchEvent(std::string_view line) {
   }
   WatchEvent e;
   const std::string& t = type->get_ref<const std::string&>();
-  if (t == "ADDED") {
-    e.type = WatchEvent::Type::Added;
-  } else if (t == "MODIFIED") {
-    e.type = WatchEvent::Type::Modified;
-  } else if (t == "DELETED") {
-    e.type = WatchEvent::Type::Deleted;
-  } else if (t == "BOOKMARK") {
-    e.type = WatchEvent::Type::Bookmark;
-  } else if (t == "ERROR") {
-    e.type = WatchEvent::Type::Error;
-  } else {
+  const std::optional<api::WatchEventType> parsed = api::parseWatchEventType(t);
+  if (!parsed) {
     return badResponse("unknown watch event type \"" + t + "\"");
   }
+  e.type = *parsed;
   e.object = std::move(*object);
   return e;
 }

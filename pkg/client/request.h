@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/meta.h"
 #include "pkg/client/failure.h"
 
 namespace berth::client {
@@ -72,7 +73,7 @@ ApiResult<ObjectList> decodeList(nlohmann::json body);
 // clang-tidy cannot see that nlohmann::json's move constructor never throws.
 // NOLINTNEXTLINE(bugprone-exception-escape)
 struct WatchEvent {
-  enum class Type { Added, Modified, Deleted, Bookmark, Error };
+  using Type = api::WatchEventType;
   Type type = Type::Added;
   nlohmann::json object;  // for Error, a metav1.Status
 
@@ -81,7 +82,6 @@ struct WatchEvent {
 };
 // Parses one watch line; a line that is not JSON or not an event is a BadResponse failure.
 ApiResult<WatchEvent> decodeWatchEvent(std::string_view line);
-std::string_view watchEventTypeName(WatchEvent::Type type);
 
 // An open watch. next() blocks until an event arrives, the stream ends (nullopt: the server closed
 // it normally, e.g. after timeoutSeconds) or fails. It returns a Cancelled failure promptly once

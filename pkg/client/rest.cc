@@ -182,18 +182,6 @@ void initializeClientThreads(size_t threads) {
   crossplat::threadpool::initialize_with_threads(threads);
 }
 
-std::string_view contentType(PatchType type) {
-  switch (type) {
-    case PatchType::Json:
-      return "application/json-patch+json";
-    case PatchType::Merge:
-      return "application/merge-patch+json";
-    case PatchType::StrategicMerge:
-      return "application/strategic-merge-patch+json";
-  }
-  return "application/json";
-}
-
 // "https://10.0.0.1:6443/prefix" -> "10.0.0.1:6443".
 std::string hostOf(std::string_view server) {
   if (const size_t scheme = server.find("://"); scheme != std::string_view::npos) {
@@ -507,7 +495,7 @@ ApiResult<json> RestClient::patch(const Resource& resource, std::string_view ns,
                                   std::string_view name, PatchType type, const json& patch,
                                   std::string_view subresource, std::stop_token stop) {
   Request r{http::methods::PATCH, resource.path(ns, name, subresource), patch.dump(),
-            std::string(contentType(type))};
+            std::string(api::contentType(type))};
   // A merge patch sets fields to given values: applying it twice is applying it once.
   r.idempotent = type != PatchType::Json;
   return impl_->call(r, std::move(stop));

@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "pkg/api/meta.h"
 #include "pkg/client/backoff.h"
 #include "pkg/client/config.h"
 #include "pkg/client/failure.h"
@@ -32,18 +33,8 @@ namespace berth::client {
 // (measured: 1-2 threads gave 2-4x the default pool's throughput).
 void initializeClientThreads(size_t threads);
 
-enum class PatchType {
-  Json,            // application/json-patch+json (RFC 6902)
-  Merge,           // application/merge-patch+json (RFC 7386)
-  StrategicMerge,  // application/strategic-merge-patch+json
-};
-std::string_view contentType(PatchType type);
-
-// storage preconditions of a DELETE; empty fields are not sent.
-struct Preconditions {
-  std::string uid{};
-  std::string resourceVersion{};
-};
+using PatchType = api::PatchType;
+using Preconditions = api::Preconditions;
 
 struct RetryOptions {
   int maxRetries = 5;  // attempts after the first

@@ -11,6 +11,8 @@
 #include <sstream>
 #include <vector>
 
+#include "pkg/util/quote.h"
+
 namespace berth::config::internal {
 namespace {
 
@@ -539,11 +541,6 @@ std::optional<std::string> labelValueProblem(std::string_view value) {
   return std::nullopt;
 }
 
-std::string quote(std::string_view s) {
-  // Replace invalid UTF-8 rather than throw: messages quote whatever the file contained.
-  return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
 std::string describe(const Json& value) {
   switch (value.type()) {
     case Json::value_t::array:
@@ -552,7 +549,7 @@ std::string describe(const Json& value) {
       return "a mapping";
     case Json::value_t::string: {
       const auto& s = value.get_ref<const std::string&>();
-      return s.size() > 40 ? quote(s.substr(0, 40) + "...") : quote(s);
+      return s.size() > 40 ? util::quoteGo(s.substr(0, 40) + "...") : util::quoteGo(s);
     }
     case Json::value_t::number_float: {
       double d = value.get<double>();

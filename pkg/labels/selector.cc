@@ -5,6 +5,7 @@
 
 #include "pkg/labels/internal/match.h"
 #include "pkg/labels/validation.h"
+#include "pkg/util/quote.h"
 
 namespace berth::labels {
 namespace {
@@ -42,7 +43,7 @@ std::string goStringSlice(const std::vector<std::string>& values) {
     if (i > 0) {
       out += ", ";
     }
-    out += quoteGo(values[i]);
+    out += util::quoteGo(values[i]);
   }
   out += "}";
   return out;
@@ -96,7 +97,7 @@ util::Result<void> validateRequirement(const Requirement& r, bool checkKey) {
   std::vector<std::string> errors;
   std::vector<std::string> details;
   if (checkKey && !checkLabelKey(r.key, &details)) {
-    errors.push_back(invalidField("key", quoteGo(r.key), joined(details, "; ")));
+    errors.push_back(invalidField("key", util::quoteGo(r.key), joined(details, "; ")));
   }
   switch (r.op) {
     case Op::In:
@@ -128,7 +129,8 @@ util::Result<void> validateRequirement(const Requirement& r, bool checkKey) {
       }
       for (size_t i = 0; i < r.values.size(); ++i) {
         if (!parseInt64(r.values[i])) {
-          errors.push_back(invalidField("values[" + std::to_string(i) + "]", quoteGo(r.values[i]),
+          errors.push_back(invalidField("values[" + std::to_string(i) + "]",
+                                        util::quoteGo(r.values[i]),
                                         "for 'Gt', 'Lt' operators, the value must be an integer"));
         }
       }
@@ -138,7 +140,7 @@ util::Result<void> validateRequirement(const Requirement& r, bool checkKey) {
     details.clear();
     if (!checkLabelValue(r.values[i], &details)) {
       errors.push_back(invalidField("values[" + std::to_string(i) + "][" + r.key + "]",
-                                    quoteGo(r.values[i]), joined(details, "; ")));
+                                    util::quoteGo(r.values[i]), joined(details, "; ")));
     }
   }
   if (errors.empty()) {
@@ -317,7 +319,8 @@ class Parser {
     std::vector<std::string> details;
     if (!checkLabelKey(r.key, &details)) {
       // Upstream validates here with a nil field path, which prints as "<nil>".
-      return util::invalidArgument(invalidField("<nil>", quoteGo(r.key), joined(details, "; ")));
+      return util::invalidArgument(
+          invalidField("<nil>", util::quoteGo(r.key), joined(details, "; ")));
     }
     if (negated) {
       r.op = Op::DoesNotExist;
@@ -474,7 +477,8 @@ util::Result<Selector> Selector::fromLabelSelector(const api::LabelSelector& lab
     } else if (expr.op == "DoesNotExist") {
       r.op = Op::DoesNotExist;
     } else {
-      return util::invalidArgument(quoteGo(expr.op) + " is not a valid pod selector operator");
+      return util::invalidArgument(util::quoteGo(expr.op) +
+                                   " is not a valid pod selector operator");
     }
     util::Result<void> valid = validateRequirement(r, /*checkKey=*/true);
     if (!valid.ok()) {

@@ -23,7 +23,4 @@ bool checkLabelValue(std::string_view value, std::vector<std::string>* errors = 
 // else; out of range is a failure.
 std::optional<int64_t> parseInt64(std::string_view text);
 
-// `text` quoted as Go's %q does, for error messages.
-std::string quoteGo(std::string_view text);
-
 }  // namespace berth::labels

@@ -13,6 +13,7 @@
 #include "pkg/api/decode.h"
 #include "pkg/log/log.h"
 #include "pkg/util/sleep.h"
+#include "pkg/util/uuid.h"
 
 namespace berth::leaderelection {
 
@@ -85,15 +86,7 @@ std::string defaultIdentity() {
   // A version 4 UUID: the hostname alone is not unique across pods sharing a host network.
   std::random_device device;
   std::mt19937_64 engine(static_cast<uint64_t>(device()) << 32 | device());
-  uint64_t hi = engine(), lo = engine();
-  hi = (hi & ~0xF000ULL) | 0x4000ULL;              // version 4
-  lo = (lo & ~(0xC0ULL << 56)) | (0x80ULL << 56);  // RFC 4122 variant
-  char uuid[37];
-  std::snprintf(uuid, sizeof(uuid), "%08x-%04x-%04x-%04x-%012llx", static_cast<unsigned>(hi >> 32),
-                static_cast<unsigned>((hi >> 16) & 0xFFFF), static_cast<unsigned>(hi & 0xFFFF),
-                static_cast<unsigned>(lo >> 48),
-                static_cast<unsigned long long>(lo & 0xFFFFFFFFFFFFULL));
-  return std::string(host) + "_" + uuid;
+  return std::string(host) + "_" + util::uuidV4(engine);
 }
 
 util::Result<void> validate(const Config& config) {

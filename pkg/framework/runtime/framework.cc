@@ -5,12 +5,12 @@
 #include <mutex>
 #include <set>
 
+#include "pkg/util/quote.h"
+
 namespace berth::framework::runtime {
 namespace {
 
 using PluginMap = std::map<std::string, Plugin*, std::less<>>;
-
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // Fills one extension point's list from the profile, as upstream's updatePluginList followed by
 // expandMultiPointPlugins: plugins enabled for this point explicitly keep their order; a plugin
@@ -24,11 +24,11 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
   for (const auto& ref : specific.enabled) {
     auto* p = dynamic_cast<const T*>(plugins.find(ref.name)->second);
     if (p == nullptr) {
-      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+      return util::invalidArgument(ref.field + ": plugin " + util::quoteGo(ref.name) +
                                    " does not extend " + std::string(point) + " plugin");
     }
     if (std::find(enabled.begin(), enabled.end(), ref.name) != enabled.end()) {
-      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+      return util::invalidArgument(ref.field + ": plugin " + util::quoteGo(ref.name) +
                                    " already registered as " + std::string(point) + " plugin");
     }
     enabled.push_back(ref.name);
@@ -49,7 +49,7 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
       }
       if (std::find(fromMultiPoint.begin(), fromMultiPoint.end(), ref.name) !=
           fromMultiPoint.end()) {
-        return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+        return util::invalidArgument(ref.field + ": plugin " + util::quoteGo(ref.name) +
                                      " already registered as " + std::string(point) + " plugin");
       }
       fromMultiPoint.push_back(ref.name);
@@ -84,7 +84,7 @@ std::vector<std::string> namesOf(const std::vector<const T*>& plugins) {
 util::Result<void> Registry::add(std::string name, PluginFactory factory) {
   if (factories_.contains(name)) {
     return util::Error{util::ErrorCode::AlreadyExists,
-                       "a plugin named " + quoted(name) + " already exists"};
+                       "a plugin named " + util::quoteGo(name) + " already exists"};
   }
   factories_.emplace(std::move(name), std::move(factory));
   return {};
@@ -106,7 +106,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   FrameworkPtr fw(new Framework());
   fw->profile_name_ = profile.schedulerName;
   fw->percentage_of_nodes_to_score_ = profile.percentageOfNodesToScore;
-  const std::string prefix = "profile " + quoted(profile.schedulerName);
+  const std::string prefix = "profile " + util::quoteGo(profile.schedulerName);
 
   const config::Plugins& ps = profile.plugins;
   const std::vector<std::pair<std::string_view, const config::PluginSet*>> points = {
@@ -132,10 +132,10 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
       const PluginFactory* factory = registry.find(ref.name);
       if (factory == nullptr) {
         return util::invalidArgument(prefix + ": " + ref.field + ": unknown plugin " +
-                                     quoted(ref.name));
+                                     util::quoteGo(ref.name));
       }
       auto plugin = (*factory)(profile, handle);
-      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + quoted(ref.name));
+      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + util::quoteGo(ref.name));
       plugins.emplace(ref.name, plugin->get());
       fw->owned_.push_back(std::move(*plugin));
     }
@@ -147,8 +147,9 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     }
     if (!set->enabled.empty()) {
       const auto& ref = set->enabled.front();
-      return util::invalidArgument(prefix + ": " + ref.field + ": plugin " + quoted(ref.name) +
-                                   " does not extend " + std::string(point) + " plugin");
+      return util::invalidArgument(prefix + ": " + ref.field + ": plugin " +
+                                   util::quoteGo(ref.name) + " does not extend " +
+                                   std::string(point) + " plugin");
     }
   }
 

@@ -380,10 +380,10 @@ TEST(Patch, ContentTypes) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.contentType);
-    EXPECT_EQ(patchTypeFromContentType(c.contentType), c.want);
+    EXPECT_EQ(api::patchTypeFromContentType(c.contentType), c.want);
   }
   for (PatchType t : {PatchType::Json, PatchType::Merge, PatchType::StrategicMerge}) {
-    EXPECT_EQ(patchTypeFromContentType(patchContentType(t)), t);
+    EXPECT_EQ(api::patchTypeFromContentType(api::contentType(t)), t);
   }
 }
 

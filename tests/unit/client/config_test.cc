@@ -7,7 +7,6 @@
 #include <string_view>
 #include <vector>
 
-#include "pkg/client/base64.h"
 #include "pkg/client/token_source.h"
 
 namespace berth::client {
@@ -586,53 +585,6 @@ TEST(InCluster, UnusableCAFallsBackToSystemRootsWithAWarning) {
     ASSERT_TRUE(cfg.ok()) << cfg.error().message;
     EXPECT_EQ(cfg->caPem, "");
     EXPECT_EQ(cfg->warnings, std::vector<std::string>{std::string(c.warning)});
-  }
-}
-
-TEST(Base64, DecodesLikeGoEncodingJson) {
-  struct Case {
-    std::string_view in;
-    std::string_view want;
-  };
-  const Case cases[] = {
-      {"", ""},
-      {"YWI=", "ab"},
-      {"YWJjZA==", "abcd"},
-      {"aGVsbG8sIHdvcmxk", "hello, world"},
-      {"aGVs\nbG8s\r\nIHdv\ncmxk\n", "hello, world"},
-      {"YW\nI\n=", "ab"},
-      {"YWJjZA=\n=\n", "abcd"},
-      {"+/+/", "\xfb\xff\xbf"},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.in);
-    const util::Result<std::string> out = decodeBase64(c.in);
-    ASSERT_TRUE(out.ok()) << out.error().message;
-    EXPECT_EQ(*out, c.want);
-  }
-}
-
-TEST(Base64, ReportsTheFirstIllegalByte) {
-  struct Case {
-    std::string_view in;
-    std::string_view want;
-  };
-  const Case cases[] = {
-      {"YWI", "illegal base64 data at input byte 0"},       // unpadded final quantum
-      {"YWJjZA", "illegal base64 data at input byte 4"},    // unpadded after a full quantum
-      {"YWJj!A==", "illegal base64 data at input byte 4"},  // not in the alphabet
-      {"Y===", "illegal base64 data at input byte 1"},      // padding too early
-      {"YW=", "illegal base64 data at input byte 3"},       // second '=' missing at the end
-      {"YW=x", "illegal base64 data at input byte 2"},      // second '=' missing
-      {"YWI=YWI=", "illegal base64 data at input byte 4"},  // data after the padding
-      {"YWJj=", "illegal base64 data at input byte 4"},     // padding starting a quantum
-      {"YWJ-", "illegal base64 data at input byte 3"},      // URL alphabet is not accepted
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(c.in);
-    const util::Result<std::string> out = decodeBase64(c.in);
-    ASSERT_FALSE(out.ok());
-    EXPECT_EQ(out.error().message, c.want);
   }
 }
 

@@ -100,13 +100,5 @@ TEST(LabelValidation, LabelKeyFastPathAgreesWithMessages) {
   }
 }
 
-TEST(LabelValidation, QuoteGoEscapesLikePercentQ) {
-  EXPECT_EQ(quoteGo("abc"), "\"abc\"");
-  EXPECT_EQ(quoteGo("a\"b\\c"), "\"a\\\"b\\\\c\"");
-  EXPECT_EQ(quoteGo("\n\t\x01\x7f"), "\"\\n\\t\\x01\\x7f\"");
-  EXPECT_EQ(quoteGo("\xc3\xa9"), "\"\xc3\xa9\"");  // valid UTF-8 stays
-  EXPECT_EQ(quoteGo("\xff"), "\"\\xff\"");
-}
-
 }  // namespace
 }  // namespace berth::labels

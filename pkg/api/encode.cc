@@ -1,0 +1,253 @@
+#include "pkg/api/encode.h"
+
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace berth::api {
+namespace {
+
+using nlohmann::json;
+
+// Field presence follows the Go struct tags: `omitempty` fields are left out when empty, the others
+// (containers, a container's name and resources, containerPort, a taint's key and effect...)
+// always appear.
+
+json encodeResources(const ResourceList& list) {
+  json out = json::object();
+  for (const auto& [name, q] : list) {
+    out[name] = q.toString();
+  }
+  return out;
+}
+
+void putString(json& obj, const char* key, const std::string& value) {
+  if (!value.empty()) {
+    obj[key] = value;
+  }
+}
+
+void putMap(json& obj, const char* key, const StringMap& value) {
+  if (!value.empty()) {
+    obj[key] = value;
+  }
+}
+
+void putResources(json& obj, const char* key, const ResourceList& value) {
+  if (!value.empty()) {
+    obj[key] = encodeResources(value);
+  }
+}
+
+template <typename T, typename F>
+void putList(json& obj, const char* key, const std::vector<T>& items, F encode) {
+  if (items.empty()) {
+    return;
+  }
+  json arr = json::array();
+  for (const T& item : items) {
+    arr.push_back(encode(item));
+  }
+  obj[key] = std::move(arr);
+}
+
+json encodeMeta(const ObjectMeta& m) {
+  json out = json::object();
+  putString(out, "name", m.name);
+  putString(out, "namespace", m.namespace_);
+  putString(out, "uid", m.uid);
+  putString(out, "resourceVersion", m.resourceVersion);
+  putMap(out, "labels", m.labels);
+  putMap(out, "annotations", m.annotations);
+  if (m.creationTimestamp) {
+    out["creationTimestamp"] = formatTimestamp(*m.creationTimestamp);
+  }
+  if (m.deletionTimestamp) {
+    out["deletionTimestamp"] = formatTimestamp(*m.deletionTimestamp);
+  }
+  putList(out, "ownerReferences", m.ownerReferences, [](const OwnerReference& r) {
+    json o = {{"apiVersion", r.apiVersion}, {"kind", r.kind}, {"name", r.name}, {"uid", r.uid}};
+    if (r.controller) {
+      o["controller"] = true;
+    }
+    return o;
+  });
+  return out;
+}
+
+const char* operatorName(NodeSelectorOperator op) {
+  switch (op) {
+    case NodeSelectorOperator::In:
+      return "In";
+    case NodeSelectorOperator::NotIn:
+      return "NotIn";
+    case NodeSelectorOperator::Exists:
+      return "Exists";
+    case NodeSelectorOperator::DoesNotExist:
+      return "DoesNotExist";
+    case NodeSelectorOperator::Gt:
+      return "Gt";
+    case NodeSelectorOperator::Lt:
+      return "Lt";
+  }
+  return "In";
+}
+
+json encodeTerm(const NodeSelectorTerm& term) {
+  auto requirement = [](const NodeSelectorRequirement& r) {
+    json o = {{"key", r.key}, {"operator", operatorName(r.op)}};
+    if (!r.values.empty()) {
+      o["values"] = r.values;
+    }
+    return o;
+  };
+  json out = json::object();
+  putList(out, "matchExpressions", term.matchExpressions, requirement);
+  putList(out, "matchFields", term.matchFields, requirement);
+  return out;
+}
+
+json encodeAffinity(const Affinity& a) {
+  json out = json::object();
+  if (a.nodeAffinity) {
+    const NodeAffinity& na = *a.nodeAffinity;
+    json n = json::object();
+    if (na.requiredDuringSchedulingIgnoredDuringExecution) {
+      json terms = json::array();
+      for (const auto& t : na.requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms) {
+        terms.push_back(encodeTerm(t));
+      }
+      n["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", terms}};
+    }
+    putList(n, "preferredDuringSchedulingIgnoredDuringExecution",
+            na.preferredDuringSchedulingIgnoredDuringExecution,
+            [](const PreferredSchedulingTerm& t) {
+              return json{{"weight", t.weight}, {"preference", encodeTerm(t.preference)}};
+            });
+    out["nodeAffinity"] = std::move(n);
+  }
+  return out;
+}
+
+json encodeContainer(const Container& c) {
+  json out = {{"name", c.name}};
+  putString(out, "image", c.image);
+  json resources = json::object();
+  putResources(resources, "limits", c.resources.limits);
+  putResources(resources, "requests", c.resources.requests);
+  out["resources"] = std::move(resources);
+  putList(out, "ports", c.ports, [](const ContainerPort& port) {
+    json o = {{"containerPort", port.containerPort}};
+    putString(o, "name", port.name);
+    if (port.hostPort != 0) {
+      o["hostPort"] = port.hostPort;
+    }
+    putString(o, "protocol", port.protocol);
+    putString(o, "hostIP", port.hostIP);
+    return o;
+  });
+  putString(out, "restartPolicy", c.restartPolicy);
+  return out;
+}
+
+json encodeSpec(const PodSpec& s) {
+  json out = json::object();
+  putList(out, "initContainers", s.initContainers, encodeContainer);
+  json containers = json::array();
+  for (const Container& c : s.containers) {
+    containers.push_back(encodeContainer(c));
+  }
+  out["containers"] = std::move(containers);
+  putMap(out, "nodeSelector", s.nodeSelector);
+  putString(out, "nodeName", s.nodeName);
+  if (s.hostNetwork) {
+    out["hostNetwork"] = true;
+  }
+  if (s.affinity) {
+    out["affinity"] = encodeAffinity(*s.affinity);
+  }
+  putString(out, "schedulerName", s.schedulerName);
+  putList(out, "tolerations", s.tolerations, [](const Toleration& t) {
+    json o = json::object();
+    putString(o, "key", t.key);
+    putString(o, "operator", t.operator_);
+    putString(o, "value", t.value);
+    putString(o, "effect", t.effect);
+    if (t.tolerationSeconds) {
+      o["tolerationSeconds"] = *t.tolerationSeconds;
+    }
+    return o;
+  });
+  putString(out, "priorityClassName", s.priorityClassName);
+  if (s.priority) {
+    out["priority"] = *s.priority;
+  }
+  putResources(out, "overhead", s.overhead);
+  putList(out, "schedulingGates", s.schedulingGates, [](const std::string& name) {
+    return json{{"name", name}};
+  });
+  return out;
+}
+
+json encodeStatus(const PodStatus& s) {
+  json out = json::object();
+  putString(out, "phase", s.phase);
+  putList(out, "conditions", s.conditions, [](const PodCondition& c) {
+    json o = {{"type", c.type}, {"status", c.status}};
+    if (c.lastTransitionTime) {
+      o["lastTransitionTime"] = formatTimestamp(*c.lastTransitionTime);
+    }
+    putString(o, "reason", c.reason);
+    putString(o, "message", c.message);
+    return o;
+  });
+  putString(out, "message", s.message);
+  putString(out, "reason", s.reason);
+  putString(out, "nominatedNodeName", s.nominatedNodeName);
+  return out;
+}
+
+}  // namespace
+
+json encodePod(const Pod& pod) {
+  return {{"apiVersion", "v1"},
+          {"kind", "Pod"},
+          {"metadata", encodeMeta(pod.metadata)},
+          {"spec", encodeSpec(pod.spec)},
+          {"status", encodeStatus(pod.status)}};
+}
+
+json encodeNode(const Node& node) {
+  json spec = json::object();
+  if (node.spec.unschedulable) {
+    spec["unschedulable"] = true;
+  }
+  putList(spec, "taints", node.spec.taints, [](const Taint& t) {
+    json o = {{"key", t.key}, {"effect", t.effect}};
+    putString(o, "value", t.value);
+    return o;
+  });
+  json status = json::object();
+  putResources(status, "capacity", node.status.capacity);
+  putResources(status, "allocatable", node.status.allocatable);
+  putList(status, "conditions", node.status.conditions, [](const NodeCondition& c) {
+    json o = {{"type", c.type}, {"status", c.status}};
+    putString(o, "reason", c.reason);
+    putString(o, "message", c.message);
+    return o;
+  });
+  putList(status, "images", node.status.images, [](const ContainerImage& image) {
+    json o = {{"names", image.names}};
+    if (image.sizeBytes != 0) {
+      o["sizeBytes"] = image.sizeBytes;
+    }
+    return o;
+  });
+  return {{"apiVersion", "v1"},
+          {"kind", "Node"},
+          {"metadata", encodeMeta(node.metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+}  // namespace berth::api

@@ -1,0 +1,64 @@
+#include "pkg/api/meta.h"
+
+#include <algorithm>
+#include <cctype>
+
+namespace berth::api {
+
+std::string_view watchEventTypeName(WatchEventType type) {
+  switch (type) {
+    case WatchEventType::Added:
+      return "ADDED";
+    case WatchEventType::Modified:
+      return "MODIFIED";
+    case WatchEventType::Deleted:
+      return "DELETED";
+    case WatchEventType::Bookmark:
+      return "BOOKMARK";
+    case WatchEventType::Error:
+      return "ERROR";
+  }
+  return "UNKNOWN";
+}
+
+std::optional<WatchEventType> parseWatchEventType(std::string_view name) {
+  for (WatchEventType type :
+       {WatchEventType::Added, WatchEventType::Modified, WatchEventType::Deleted,
+        WatchEventType::Bookmark, WatchEventType::Error}) {
+    if (name == watchEventTypeName(type)) {
+      return type;
+    }
+  }
+  return std::nullopt;
+}
+
+std::string_view contentType(PatchType type) {
+  switch (type) {
+    case PatchType::Json:
+      return "application/json-patch+json";
+    case PatchType::Merge:
+      return "application/merge-patch+json";
+    case PatchType::StrategicMerge:
+      return "application/strategic-merge-patch+json";
+  }
+  return "application/json";
+}
+
+std::optional<PatchType> patchTypeFromContentType(std::string_view contentType) {
+  std::string type(contentType.substr(0, contentType.find(';')));
+  while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) {
+    type.pop_back();
+  }
+  size_t start = type.find_first_not_of(" \t");
+  type = start == std::string::npos ? "" : type.substr(start);
+  std::transform(type.begin(), type.end(), type.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (PatchType t : {PatchType::Json, PatchType::Merge, PatchType::StrategicMerge}) {
+    if (type == api::contentType(t)) {
+      return t;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace berth::api

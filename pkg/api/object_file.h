@@ -1,0 +1,23 @@
+#pragma once
+// Reading the cluster files berth simulates and serves: what `kubectl get -o json|yaml` writes.
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "pkg/api/types.h"
+#include "pkg/util/result.h"
+
+namespace berth::api {
+
+// The nodes and pods in a file written by `kubectl get nodes,pods -A -o json|yaml`: a kind: List
+// (or PodList, NodeList...) with items, a multi-document stream, or a single object. Objects of
+// other kinds are listed in `skipped`. The first object that fails to decode fails the whole file.
+struct ObjectSet {
+  std::vector<NodePtr> nodes;
+  std::vector<PodPtr> pods;
+  std::vector<std::string> skipped;  // "Service default/x" for objects of kinds berth does not read
+};
+util::Result<ObjectSet> decodeObjects(std::string_view text);
+
+}  // namespace berth::api

@@ -1,0 +1,104 @@
+#include "pkg/apiserver/api_error.h"
+
+#include "pkg/util/quote.h"
+
+namespace berth::apiserver {
+namespace {
+
+using json = nlohmann::json;
+
+// Object names in these messages escape only '"' and '\\'; other bytes reach the JSON writer,
+// which turns invalid UTF-8 into U+FFFD (HttpServerTest.WritesBytesThatAreNotUtf8AsReplacement-
+// Characters pins this). Go's %q would print them as \x escapes instead.
+std::string quoteName(std::string_view s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+ApiError objectError(ObjectError kind, std::string_view group, std::string_view resource,
+                     std::string_view name, std::string_view cause) {
+  std::string qualified(resource);
+  if (!group.empty()) {
+    qualified += ".";
+    qualified += group;
+  }
+  const std::string object = qualified + " " + quoteName(name);
+  ApiError error{0, "", "", std::string(name), std::string(group), std::string(resource)};
+  switch (kind) {
+    case ObjectError::NotFound:
+      error.code = 404;
+      error.reason = "NotFound";
+      error.message = object + " not found";
+      break;
+    case ObjectError::AlreadyExists:
+      error.code = 409;
+      error.reason = "AlreadyExists";
+      error.message = object + " already exists";
+      break;
+    case ObjectError::Conflict:
+      error.code = 409;
+      error.reason = "Conflict";
+      error.message = "Operation cannot be fulfilled on " + object + ": " + std::string(cause);
+      break;
+  }
+  return error;
+}
+
+json ApiError::toStatus() const {
+  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
+                 {"status", "Failure"}, {"message", message}, {"code", code}};
+  if (!continueToken.empty()) {
+    status["metadata"]["continue"] = continueToken;
+  }
+  if (!reason.empty()) {
+    status["reason"] = reason;
+  }
+  if (!kind.empty() || !name.empty() || !causes.empty()) {
+    json details = json::object();
+    if (!name.empty()) {
+      details["name"] = name;
+    }
+    if (!group.empty()) {
+      details["group"] = group;
+    }
+    if (!kind.empty()) {
+      details["kind"] = kind;
+    }
+    if (!causes.empty()) {
+      details["causes"] = causes;
+    }
+    status["details"] = std::move(details);
+  }
+  return status;
+}
+
+json successStatus(int code) {
+  return {{"kind", "Status"},
+          {"apiVersion", "v1"},
+          {"metadata", json::object()},
+          {"status", "Success"},
+          {"code", code}};
+}
+
+ApiError decodeError(const ResourceInfo& info, const util::Error& error) {
+  return badRequest(std::string(info.kind) + " in version " + util::quoteGo(info.version) +
+                    " cannot be handled as a " + std::string(info.kind) + ": " + error.message);
+}
+
+ApiError invalidPatch(std::string_view value, std::string_view detail) {
+  const std::string cause = "Invalid value: " + util::quoteGo(value) + ": " + std::string(detail);
+  ApiError error{422, "Invalid", " \"\" is invalid: patch: " + cause};
+  error.causes =
+      json::array({{{"reason", "FieldValueInvalid"}, {"message", cause}, {"field", "patch"}}});
+  return error;
+}
+
+}  // namespace berth::apiserver

@@ -1,0 +1,33 @@
+#pragma once
+// The resources the embedded API server serves, with the names the wire uses for them.
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace berth::apiserver {
+
+// The resources the store serves. Upstream, core/v1 and events.k8s.io/v1 events are two views of
+// one storage; here they are two separate tables (an event written through one is not seen
+// through the other).
+enum class Resource { Nodes, Pods, Events, EventsV1, Leases };
+
+struct ResourceInfo {
+  Resource resource;
+  std::string_view group;     // "" for the core group
+  std::string_view version;   // "v1"
+  std::string_view name;      // the path segment: "pods"
+  std::string_view kind;      // "Pod"
+  std::string_view listKind;  // "PodList"
+  bool namespaced = true;
+  std::string apiVersion() const;  // "v1", "coordination.k8s.io/v1"
+};
+
+const ResourceInfo& resourceInfo(Resource resource);
+// The resource at /api/v1/NAME (group "") or /apis/GROUP/v1/NAME; nullopt when not served.
+std::optional<Resource> findResource(std::string_view group, std::string_view name);
+
+// The Go type a resource decodes into, in decode errors: "v1.Pod", "v1.Lease".
+std::string goTypeName(const ResourceInfo& info);
+
+}  // namespace berth::apiserver
