@@ -8,6 +8,7 @@
 
 #include "pkg/config/internal/decoder.h"
 #include "pkg/config/internal/text.h"
+#include "pkg/util/quote.h"
 
 namespace berth::config {
 namespace {
@@ -17,7 +18,7 @@ using internal::Decoder;
 using internal::describe;
 using internal::index;
 using internal::Json;
-using internal::quote;
+using util::quoteGo;
 
 constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 constexpr std::string_view kJsonContentType = "application/json";
@@ -75,7 +76,7 @@ std::string pluginNameProblem(const std::string& name) {
   if (isUpstreamOnlyPlugin(name)) {
     return "plugin \"" + name + "\" is not supported by berth";
   }
-  return "unknown plugin " + quote(name);
+  return "unknown plugin " + quoteGo(name);
 }
 
 bool takesArgs(std::string_view name) {
@@ -409,7 +410,7 @@ void validateLeaderElection(Decoder& d, const LeaderElection& le, const std::str
     return;
   }
   if (le.resourceLock != "leases") {
-    d.fail(child(path, "resourceLock"), "must be \"leases\", got " + quote(le.resourceLock));
+    d.fail(child(path, "resourceLock"), "must be \"leases\", got " + quoteGo(le.resourceLock));
   }
 }
 
@@ -418,7 +419,7 @@ void decodeClientConnection(Decoder& d, const Json& j, const std::string& path,
   auto contentType = [&d](const Json& v, const std::string& p) {
     auto s = d.string(v, p);
     if (s && !s->empty() && *s != kJsonContentType) {
-      d.fail(p, quote(*s) + " is not supported by berth (berth speaks JSON only: use \"" +
+      d.fail(p, quoteGo(*s) + " is not supported by berth (berth speaks JSON only: use \"" +
                     std::string(kJsonContentType) + "\")");
     }
   };
@@ -465,7 +466,7 @@ void checkTypeMeta(Decoder& d, const Json& root) {
   if (*version != internal::kApiVersion) {
     bool beta = version->rfind("kubescheduler.config.k8s.io/", 0) == 0;
     d.fail("apiVersion",
-           "unsupported version " + quote(*version) + ", must be " + expected +
+           "unsupported version " + quoteGo(*version) + ", must be " + expected +
                (beta ? " (v1beta* configurations are not supported: convert to v1)" : ""));
     return;
   }
@@ -476,7 +477,7 @@ void checkTypeMeta(Decoder& d, const Json& root) {
   }
   auto k = d.string(*kind, "kind");
   if (k && *k != kKind) {
-    d.fail("kind", "must be \"" + std::string(kKind) + "\", got " + quote(*k));
+    d.fail("kind", "must be \"" + std::string(kKind) + "\", got " + quoteGo(*k));
   }
 }
 

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "pkg/config/internal/decoder.h"
+#include "pkg/util/quote.h"
 
 namespace berth::config::internal {
 namespace {
@@ -154,7 +155,7 @@ ScoringStrategy decodeScoringStrategy(Decoder& d, const Json& j, const std::stri
   auto parsed = strategyType(type.value_or(""));
   if (!parsed) {
     d.fail(child(path, "type"),
-           type ? "unsupported value " + quote(*type) + ", supported values: " + kSupported
+           type ? "unsupported value " + util::quoteGo(*type) + ", supported values: " + kSupported
                 : std::string("required, one of ") + kSupported);
     return out;
   }
@@ -236,28 +237,28 @@ api::NodeSelectorRequirement decodeRequirement(Decoder& d, const Json& j, const 
   std::string valuesPath = child(path, "values");
   if (fieldSelector) {
     if (!parsed || (*parsed != Op::In && *parsed != Op::NotIn)) {
-      d.fail(opPath, "unsupported value " + quote(op.value_or("")) +
+      d.fail(opPath, "unsupported value " + util::quoteGo(op.value_or("")) +
                          ", supported values: \"In\", \"NotIn\"");
       return req;
     }
     req.op = *parsed;
     if (req.key != "metadata.name") {
-      d.fail(child(path, "key"),
-             "unsupported value " + quote(req.key) + ", supported values: \"metadata.name\"");
+      d.fail(child(path, "key"), "unsupported value " + util::quoteGo(req.key) +
+                                     ", supported values: \"metadata.name\"");
     } else if (req.values.size() != 1) {
       d.fail(valuesPath, "must have one element");
     }
     return req;
   }
   if (!parsed) {
-    d.fail(opPath, "unsupported value " + quote(op.value_or("")) +
+    d.fail(opPath, "unsupported value " + util::quoteGo(op.value_or("")) +
                        ", supported values: \"In\", \"NotIn\", \"Exists\", \"DoesNotExist\", "
                        "\"Gt\", \"Lt\"");
     return req;
   }
   req.op = *parsed;
   if (auto problem = qualifiedNameProblem(req.key)) {
-    d.fail(child(path, "key"), "invalid label key " + quote(req.key) + ": " + *problem);
+    d.fail(child(path, "key"), "invalid label key " + util::quoteGo(req.key) + ": " + *problem);
     return req;
   }
   switch (req.op) {
@@ -284,7 +285,8 @@ api::NodeSelectorRequirement decodeRequirement(Decoder& d, const Json& j, const 
   }
   for (size_t i = 0; i < req.values.size() && !d.failed(); ++i) {
     if (auto problem = labelValueProblem(req.values[i])) {
-      d.fail(index(valuesPath, i), "invalid label value " + quote(req.values[i]) + ": " + *problem);
+      d.fail(index(valuesPath, i),
+             "invalid label value " + util::quoteGo(req.values[i]) + ": " + *problem);
     }
   }
   return req;
@@ -359,22 +361,24 @@ void decodeNodeResourcesFitArgs(Decoder& d, const Json& j, const std::string& pa
                       for (size_t i = 0; i < out.ignoredResources.size() && !d.failed(); ++i) {
                         if (auto problem = qualifiedNameProblem(out.ignoredResources[i])) {
                           d.fail(index(p, i), "invalid resource name " +
-                                                  quote(out.ignoredResources[i]) + ": " + *problem);
+                                                  util::quoteGo(out.ignoredResources[i]) + ": " +
+                                                  *problem);
                         }
                       }
                     }});
-  fields.push_back(
-      {"ignoredResourceGroups", [&](const Json& v, const std::string& p) {
-         out.ignoredResourceGroups = d.strings(v, p);
-         for (size_t i = 0; i < out.ignoredResourceGroups.size() && !d.failed(); ++i) {
-           const std::string& group = out.ignoredResourceGroups[i];
-           if (group.find('/') != std::string::npos) {
-             d.fail(index(p, i), "resource group name can't contain '/', got " + quote(group));
-           } else if (auto problem = qualifiedNameProblem(group)) {
-             d.fail(index(p, i), "invalid resource group name " + quote(group) + ": " + *problem);
-           }
-         }
-       }});
+  fields.push_back({"ignoredResourceGroups", [&](const Json& v, const std::string& p) {
+                      out.ignoredResourceGroups = d.strings(v, p);
+                      for (size_t i = 0; i < out.ignoredResourceGroups.size() && !d.failed(); ++i) {
+                        const std::string& group = out.ignoredResourceGroups[i];
+                        if (group.find('/') != std::string::npos) {
+                          d.fail(index(p, i), "resource group name can't contain '/', got " +
+                                                  util::quoteGo(group));
+                        } else if (auto problem = qualifiedNameProblem(group)) {
+                          d.fail(index(p, i), "invalid resource group name " +
+                                                  util::quoteGo(group) + ": " + *problem);
+                        }
+                      }
+                    }});
   fields.push_back({"scoringStrategy", [&](const Json& v, const std::string& p) {
                       out.scoringStrategy = decodeScoringStrategy(d, v, p);
                     }});

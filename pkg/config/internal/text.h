@@ -31,9 +31,6 @@ std::optional<std::string> qualifiedNameProblem(std::string_view name);
 // when it is.
 std::optional<std::string> labelValueProblem(std::string_view value);
 
-// s as a JSON string literal ("\"abc\""); invalid UTF-8 is replaced, never thrown.
-std::string quote(std::string_view s);
-
 // A short rendering of a value for messages: "3", "\"abc\"", "a list".
 std::string describe(const Json& value);
 
