@@ -1,12 +1,11 @@
 #include "pkg/algorithm/equivalence_cache.h"
 
 #include <algorithm>
-#include <array>
 #include <iterator>
 #include <nlohmann/json.hpp>
 
 #include "pkg/api/decode.h"
-#include "pkg/plugins/names.h"
+#include "pkg/log/log.h"
 
 namespace berth::algorithm {
 
@@ -17,32 +16,16 @@ std::string EquivalenceCache::classKey(const api::Pod& pod) {
   return key.dump();
 }
 
-bool EquivalenceCache::nodeLocal(const framework::runtime::Framework& fw) {
-  for (const auto& [known, local] : node_local_) {
-    if (known == &fw) return local;
-  }
-  // The plugins that read only the pod and the NodeInfo they are given (and, for normalization, the
-  // scores of this cycle). A plugin like InterPodAffinity, which looks at other nodes' pods, must
-  // not be added here.
-  static constexpr std::array kNodeLocal = {
-      plugins::names::kPrioritySort,     plugins::names::kNodeUnschedulable,
-      plugins::names::kNodeName,         plugins::names::kTaintToleration,
-      plugins::names::kNodeAffinity,     plugins::names::kNodePorts,
-      plugins::names::kNodeResourcesFit, plugins::names::kNodeResourcesBalancedAllocation,
-      plugins::names::kDefaultBinder,
-  };
-  bool local = true;
-  for (const auto& [point, names] : fw.pluginsByExtensionPoint()) {
-    for (const auto& name : names) {
-      local = local && std::find(kNodeLocal.begin(), kNodeLocal.end(), name) != kNodeLocal.end();
-    }
-  }
-  node_local_.emplace_back(&fw, local);
-  return local;
-}
-
 EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Framework& fw,
                                                   std::string key, size_t numNodes) {
+  if (std::find(seen_.begin(), seen_.end(), &fw) == seen_.end()) {
+    seen_.push_back(&fw);
+    for (const std::string& plugin : fw.notNodeLocalPlugins()) {
+      log::info(2,
+                "Plugin is not node-local: the equivalence cache runs it on every node each cycle",
+                {{"profile", fw.profileName()}, {"plugin", plugin}});
+    }
+  }
   auto it = std::find_if(classes_.begin(), classes_.end(),
                          [&](const Class& c) { return c.framework == &fw && c.key == key; });
   if (it == classes_.end()) {
@@ -55,6 +38,7 @@ EquivalenceCache::Class& EquivalenceCache::lookup(const framework::runtime::Fram
     c.framework = &fw;
     c.key = std::move(key);
     c.plugins.clear();
+    c.filters.clear();
   } else {
     classes_.splice(classes_.begin(), classes_, it);
   }

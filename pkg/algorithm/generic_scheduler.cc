@@ -137,7 +137,7 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
       numFeasibleNodesToFind(fw.percentageOfNodesToScore(percentage_of_nodes_to_score_),
                              nodes.size()) >= nodes.size();
   EquivalenceCache::Class* reused = nullptr;
-  if (reuse_equivalent_results_ && everyNode && equivalence_cache_.nodeLocal(fw)) {
+  if (reuse_equivalent_results_ && everyNode) {
     reused = &equivalence_cache_.lookup(fw, EquivalenceCache::classKey(*pod), nodes.size());
   }
   std::vector<size_t> positions;
@@ -251,17 +251,33 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
     const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
     std::vector<size_t>& positions, framework::Diagnosis& diagnosis, Status& error) {
   const size_t n = nodes.size();
+  const auto filters = fw.filtersToRun(state);
+  framework::runtime::Framework::FilterList local;
+  framework::runtime::Framework::FilterList others;
+  std::vector<size_t> othersAt;  // each of `others`' position in `filters`
+  for (size_t k = 0; k < filters.size(); ++k) {
+    if (filters[k]->nodeLocal()) {
+      local.push_back(filters[k]);
+    } else {
+      others.push_back(filters[k]);
+      othersAt.push_back(k);
+    }
+  }
+  if (local != results.filters) {
+    // Entries computed with other plugins (PreFilter skipped some) do not hold.
+    results.filters = local;
+    for (auto& r : results.nodes) r.node = nullptr;
+  }
   std::vector<size_t> stale;
   for (size_t i = 0; i < n; ++i) {
     if (!results.fresh(i, nodes[i], generations[i])) stale.push_back(i);
   }
-  const auto filters = fw.filtersToRun(state);
   parallelizer_.forEachChunk(stale.size(), [&](size_t begin, size_t end) {
     for (size_t j = begin; j < end; ++j) {
       if (j + kPrefetchDistance < end) prefetchNode(*nodes[stale[j + kPrefetchDistance]]);
       const framework::NodeInfo& node = *nodes[stale[j]];
       EquivalenceCache::NodeResult& r = results.nodes[stale[j]];
-      Status st = fw.runFilterPlugins(filters, state, pod, node);
+      Status st = fw.runFilterPlugins(local, state, pod, node);
       r.feasible = st.isSuccess();
       // An error may not repeat: it is used by this cycle only.
       const bool keep = r.feasible || st.isRejected();
@@ -273,6 +289,16 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
     }
   });
 
+  std::vector<std::pair<uint32_t, Status>> overrides =
+      runUncachedFilters(results, fw, filters, others, othersAt, state, pod, nodes);
+  std::vector<uint8_t> overridden(overrides.empty() ? 0 : n, 0);
+  for (const auto& o : overrides) overridden[o.first] = 1;
+  auto overrideOf = [&](uint32_t i) -> const Status& {
+    return std::lower_bound(overrides.begin(), overrides.end(), i,
+                            [](const auto& o, uint32_t at) { return o.first < at; })
+        ->second;
+  };
+
   // Read in the uncached order (from the rotating start), so ties and diagnoses come out the same.
   std::vector<const framework::NodeInfo*> feasible;
   feasible.reserve(n);
@@ -280,7 +306,7 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   std::vector<uint32_t> rejectedAt;  // gathered first so that the diagnosis is sized once
   const size_t start = next_start_node_index_ % n;
   for (size_t k = 0, i = start; k < n; ++k, i = i + 1 == n ? 0 : i + 1) {
-    if (results.nodes[i].feasible) {
+    if (results.nodes[i].feasible && (overridden.empty() || !overridden[i])) {
       feasible.push_back(nodes[i]);
       positions.push_back(i);
     } else {
@@ -290,10 +316,49 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
   diagnosis.nodeToStatus.reserve(rejectedAt.size());
   RejectionRecorder rejections(diagnosis);
   for (uint32_t i : rejectedAt) {
-    if (!rejections.add(*nodes[i], results.rejections[i], error)) return {};
+    const Status& st = !overridden.empty() && overridden[i] ? overrideOf(i) : results.rejections[i];
+    if (!rejections.add(*nodes[i], st, error)) return {};
   }
   rejections.finish();
   return feasible;
+}
+
+std::vector<std::pair<uint32_t, Status>> GenericScheduler::runUncachedFilters(
+    const EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
+    const framework::runtime::Framework::FilterList& filters,
+    const framework::runtime::Framework::FilterList& others, const std::vector<size_t>& othersAt,
+    const framework::CycleState& state, const framework::PodInfo& pod,
+    const std::vector<const framework::NodeInfo*>& nodes) {
+  std::vector<std::pair<uint32_t, Status>> overrides;
+  if (others.empty()) return overrides;
+  // A node the node-local plugins rejected keeps that status unless a plugin ordered before the
+  // rejecting one rejects it too: only those run, as evaluating the node from scratch would.
+  std::vector<framework::runtime::Framework::FilterList> prefixes(others.size() + 1);
+  for (size_t k = 1; k <= others.size(); ++k) {
+    prefixes[k].assign(others.begin(), others.begin() + static_cast<std::ptrdiff_t>(k));
+  }
+  std::mutex mu;
+  parallelizer_.forEachChunk(nodes.size(), [&](size_t begin, size_t end) {
+    std::vector<std::pair<uint32_t, Status>> found;
+    for (size_t i = begin; i < end; ++i) {
+      size_t run = others.size();
+      if (!results.nodes[i].feasible) {
+        const std::string_view by = results.rejections[i].plugin();
+        size_t at = 0;
+        while (at < filters.size() && filters[at]->name() != by) ++at;
+        run = static_cast<size_t>(std::lower_bound(othersAt.begin(), othersAt.end(), at) -
+                                  othersAt.begin());
+      }
+      if (run == 0) continue;
+      Status st = fw.runFilterPlugins(prefixes[run], state, pod, *nodes[i]);
+      if (!st.isSuccess()) found.emplace_back(static_cast<uint32_t>(i), std::move(st));
+    }
+    std::lock_guard lock(mu);
+    for (auto& f : found) overrides.push_back(std::move(f));
+  });
+  std::sort(overrides.begin(), overrides.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  return overrides;
 }
 
 Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
@@ -303,12 +368,12 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
                                       const std::vector<const framework::NodeInfo*>& feasible,
                                       const std::vector<size_t>& positions,
                                       framework::runtime::ScoreTable& table) {
-  // Raw scores are kept for the plugins that score this cycle (PreScore may skip some).
-  std::vector<std::string_view> active = fw.activeScorePluginNames(state);
-  const size_t plugins = active.size();
+  // Raw scores are kept for the node-local plugins that score this cycle (PreScore may skip some).
+  std::vector<std::string_view> cached = fw.activeScorePluginNames(state, /*nodeLocal=*/true);
+  const size_t plugins = cached.size();
   const size_t numNodes = results.nodes.size();
-  if (active != results.plugins) {
-    results.plugins = std::move(active);
+  if (cached != results.plugins) {
+    results.plugins = std::move(cached);
     results.scores.assign(results.nodes.size() * plugins, 0);
     for (auto& r : results.nodes) r.scored = false;
   }
@@ -322,7 +387,7 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
     }
   }
   framework::runtime::ScoreTable fresh;
-  Status s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh);
+  Status s = fw.scoreNodes(state, pod, unscored, parallelizer_, fresh, /*nodeLocal=*/true);
   if (!s.isSuccess()) return s;
   for (size_t k = 0; k < plugins; ++k) {
     for (size_t u = 0; u < unscored.size(); ++u) {
@@ -331,15 +396,30 @@ Status GenericScheduler::scoreReusing(EquivalenceCache::Class& results,
   }
   for (size_t at : unscoredAt) results.nodes[at].scored = true;
 
-  table.plugins = std::move(fresh.plugins);
-  table.weights = std::move(fresh.weights);
-  table.scores.resize(plugins);
+  // The other plugins score every feasible node; rows are merged back into the profile's order.
+  std::vector<std::string_view> active = fw.activeScorePluginNames(state);
+  framework::runtime::ScoreTable others;
+  if (active.size() != plugins) {
+    s = fw.scoreNodes(state, pod, feasible, parallelizer_, others, /*nodeLocal=*/false);
+    if (!s.isSuccess()) return s;
+  }
+  table.plugins = std::move(active);
+  table.weights.resize(table.plugins.size());
+  table.scores.resize(table.plugins.size());
   table.totals.assign(feasible.size(), 0);
-  for (size_t k = 0; k < plugins; ++k) {
-    const int64_t* raw = results.scores.data() + k * numNodes;
+  for (size_t k = 0, local = 0, other = 0; k < table.plugins.size(); ++k) {
     std::vector<int64_t>& row = table.scores[k];
-    row.resize(feasible.size());
-    for (size_t j = 0; j < feasible.size(); ++j) row[j] = raw[positions[j]];
+    if (local < plugins && results.plugins[local] == table.plugins[k]) {
+      table.weights[k] = fresh.weights[local];
+      const int64_t* raw = results.scores.data() + local * numNodes;
+      row.resize(feasible.size());
+      for (size_t j = 0; j < feasible.size(); ++j) row[j] = raw[positions[j]];
+      ++local;
+    } else {
+      table.weights[k] = others.weights[other];
+      row = std::move(others.scores[other]);
+      ++other;
+    }
   }
   return fw.normalizeScores(state, pod, table);
 }

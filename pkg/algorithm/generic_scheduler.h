@@ -9,6 +9,7 @@
 #include <optional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "pkg/algorithm/equivalence_cache.h"
@@ -70,6 +71,14 @@ class GenericScheduler {
       const framework::CycleState& state, const framework::PodInfo& pod,
       const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
       std::vector<size_t>& positions, framework::Diagnosis& diagnosis, framework::Status& error);
+  // The Filter statuses of the plugins that are not node-local (`others`, at `othersAt` in
+  // `filters`) where they decide a node's status, by node position, sorted.
+  std::vector<std::pair<uint32_t, framework::Status>> runUncachedFilters(
+      const EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
+      const framework::runtime::Framework::FilterList& filters,
+      const framework::runtime::Framework::FilterList& others, const std::vector<size_t>& othersAt,
+      const framework::CycleState& state, const framework::PodInfo& pod,
+      const std::vector<const framework::NodeInfo*>& nodes);
   framework::Status scoreReusing(EquivalenceCache::Class& results,
                                  const framework::runtime::Framework& fw,
                                  const framework::CycleState& state, const framework::PodInfo& pod,

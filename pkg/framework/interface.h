@@ -4,7 +4,8 @@
 // runtime sorts plugins into per-point lists once, when the profile is built.
 //
 // Filter and Score run once per node, possibly on several threads at once: they must only read the
-// plugin, the CycleState and the NodeInfo they are given.
+// plugin, the CycleState and the NodeInfo they are given (and, for a plugin that is not
+// nodeLocal(), what its PreFilter/PreScore read from elsewhere in the cluster).
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "pkg/framework/cycle_state.h"
+#include "pkg/framework/events.h"
 #include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/status.h"
@@ -28,6 +30,21 @@ class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  // Whether the plugin's Filter status and raw Score for a node depend only on the pod (its
+  // namespace, labels and spec) and that node's NodeInfo (upstream's SignPlugin idea). The
+  // equivalence cache then reuses them for equivalent pods on nodes that have not changed; a plugin
+  // that reads other nodes (InterPodAffinity, PodTopologySpread) keeps the default and runs every
+  // cycle.
+  virtual bool nodeLocal() const { return false; }
+};
+
+// The cluster events that may make a pod this plugin rejected schedulable (upstream's
+// EnqueueExtensions). The queue retries an unschedulable pod only on an event one of its rejecting
+// plugins registered, and whose hint, if any, says Queue. A rejecting plugin that is no
+// EnqueueExtensions is retried on every event.
+class EnqueueExtensions : public virtual Plugin {
+ public:
+  virtual std::vector<ClusterEventWithHint> eventsToRegister() const = 0;
 };
 
 // Orders the active queue: true when a should be scheduled before b.

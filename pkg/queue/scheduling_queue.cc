@@ -199,14 +199,18 @@ void SchedulingQueue::done(const api::Pod& pod) {
 
 // --- Moves ---------------------------------------------------------------------------------------
 
-void SchedulingQueue::movePodsOnEvent(const ClusterEvent& event, const PreEnqueueCheck& check) {
-  if (!canMovePods(event)) return;
+void SchedulingQueue::movePodsOnEvent(const ClusterEvent& event,
+                                      const framework::EventObjects& objects,
+                                      const PreEnqueueCheck& check) {
+  if (!eventOfInterest(event)) return;
   std::lock_guard lock(mu_);
   // Pods popped up to now are being scheduled against a cluster without this change.
   move_request_cycle_ = scheduling_cycle_;
   std::vector<Entry*> moving;
   for (Entry* e : unschedulable_) {
-    if (!check || check(e->queued.pod())) moving.push_back(e);
+    if ((!check || check(e->queued.pod())) && worthRequeuing(e->queued, event, objects)) {
+      moving.push_back(e);
+    }
   }
   for (Entry* e : moving) requeueLocked(*e, event.label);
 }
@@ -346,6 +350,34 @@ void SchedulingQueue::requeueLocked(Entry& entry, std::string_view event) {
 
 Location SchedulingQueue::retryLocation(const QueuedPod& pod) const {
   return backoffExpiry(pod) > clock_.monotonicNow() ? Location::Backoff : Location::Active;
+}
+
+bool SchedulingQueue::eventOfInterest(const ClusterEvent& event) const {
+  if (event.isWildCard()) return true;
+  for (const auto& [profile, plugins] : options_.pluginEvents) {
+    for (const auto& [plugin, registrations] : plugins) {
+      for (const auto& r : registrations) {
+        if (r.event.matches(event)) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool SchedulingQueue::worthRequeuing(const QueuedPod& pod, const ClusterEvent& event,
+                                     const framework::EventObjects& objects) const {
+  if (pod.unschedulablePlugins.empty() || event.isWildCard()) return true;
+  auto profile = options_.pluginEvents.find(pod.pod().spec.schedulerName);
+  if (profile == options_.pluginEvents.end()) return true;
+  for (const std::string& plugin : pod.unschedulablePlugins) {
+    auto registered = profile->second.find(plugin);
+    // Not a plugin of the profile (a rejection the runtime reported for it): assume it may help.
+    if (registered == profile->second.end()) return true;
+    for (const auto& r : registered->second) {
+      if (r.hint(event, pod.pod(), objects) == framework::QueueingHint::Queue) return true;
+    }
+  }
+  return false;
 }
 
 util::Duration SchedulingQueue::backoffDuration(int attempts) const {

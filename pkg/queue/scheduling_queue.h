@@ -13,7 +13,10 @@
 // activeQ is ordered by the profile's QueueSort less (priority, then queue timestamp); backoffQ by
 // backoff expiry, where backoff is podInitialBackoff doubled per attempt up to podMaxBackoff,
 // measured from the last failure. A pod that leaves unschedulable goes to backoffQ while its
-// backoff runs, else to activeQ. Events that arrive while a pod is in flight are remembered
+// backoff runs, else to activeQ. A cluster event is relevant to an unschedulable pod when one of
+// the plugins that rejected it registered the event and its hint says Queue (upstream's
+// isPodWorthRequeuing); a pod no plugin rejected (it failed with an error) takes any event some
+// plugin registered. Events that arrive while a pod is in flight are remembered
 // (upstream's moveRequestCycle), so a pod failing after such an event is retried instead of parked.
 //
 // No I/O and no threads: pop() blocks on a condition variable, and the daemon calls the flushes
@@ -35,13 +38,15 @@
 #include <unordered_set>
 
 #include "pkg/api/types.h"
+#include "pkg/framework/events.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/status.h"
-#include "pkg/queue/events.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
 namespace berth::queue {
+
+using framework::ClusterEvent;
 
 // The profile's QueueSort: true when a is scheduled before b (runtime::Framework::less).
 using Less =
@@ -60,6 +65,10 @@ struct QueueOptions {
   // A pod entered `queue` (locationName) because of `event` ("PodAdd", "BackoffComplete", a
   // ClusterEvent's label...): scheduler_queue_incoming_pods_total. Called under the queue's lock.
   std::function<void(std::string_view queue, std::string_view event)> onIncoming{};
+  // The events each profile's plugins registered (runtime::Framework::pluginEvents), by profile
+  // name (spec.schedulerName). An event no profile registered moves no pod; a pod of a profile
+  // missing here moves on every event.
+  std::map<std::string, framework::PluginEvents, std::less<>> pluginEvents{};
 };
 
 // How often the daemon should call the flushes (upstream's PriorityQueue.Run).
@@ -128,9 +137,15 @@ class SchedulingQueue {
   // The popped pod's cycle ended without a requeue (it was bound, or given up): forget it.
   void done(const api::Pod& pod);
 
-  // Moves unschedulable pods (not gated ones) that `check` accepts to backoffQ/activeQ, and records
-  // the event for pods in flight. Events that canMovePods() rejects are ignored.
-  void movePodsOnEvent(const ClusterEvent& event, const PreEnqueueCheck& check = {});
+  // Moves the unschedulable pods (not gated ones) the event is relevant to and that `check`
+  // accepts to backoffQ/activeQ, and records the event for pods in flight. `objects` are what the
+  // plugins' hints judge; an event without them is judged by its registrations alone. An event no
+  // plugin registered is ignored.
+  void movePodsOnEvent(const ClusterEvent& event, const framework::EventObjects& objects,
+                       const PreEnqueueCheck& check = {});
+  void movePodsOnEvent(const ClusterEvent& event, const PreEnqueueCheck& check = {}) {
+    movePodsOnEvent(event, framework::EventObjects{}, check);
+  }
   // Moves pods whose backoff has expired from backoffQ to activeQ.
   void flushBackoffQCompleted();
   // Moves pods unschedulable for longer than podMaxInUnschedulablePodsDuration to backoffQ/activeQ.
@@ -183,6 +198,11 @@ class SchedulingQueue {
   // backoffQ while the pod's backoff runs, else activeQ.
   Location retryLocation(const QueuedPod& pod) const;
   util::Duration backoffDuration(int attempts) const;
+  // Whether some plugin of some profile registered the event (upstream's isEventOfInterest).
+  bool eventOfInterest(const ClusterEvent& event) const;
+  // Whether the event may make the unschedulable pod schedulable (upstream's isPodWorthRequeuing).
+  bool worthRequeuing(const QueuedPod& pod, const ClusterEvent& event,
+                      const framework::EventObjects& objects) const;
   util::MonotonicTime backoffExpiry(const QueuedPod& pod) const;
   api::Timestamp queueTimestamp() const;
 

@@ -58,9 +58,11 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
   framework::Handle handle{&s->binder_};
   events::RecorderOptions recorderBase;
   recorderBase.api = discoverEventsApi(client);
+  queue::QueueOptions qo;
   for (const config::Profile& profile : s->options_.config.profiles) {
     auto fw = framework::runtime::Framework::create(registry, profile, handle);
     if (!fw.ok()) return fw.error();
+    qo.pluginEvents.emplace(profile.schedulerName, (*fw)->pluginEvents());
     events::RecorderOptions ro = recorderBase;
     ro.reportingController = profile.schedulerName;
     ro.reportingInstance = profile.schedulerName + "-" + s->options_.hostname;
@@ -70,7 +72,6 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
   if (s->profiles_.empty()) return util::invalidArgument("no scheduling profile configured");
   // Every profile uses the same queue sort (validated with the configuration).
   const framework::runtime::Framework* sorter = s->profiles_.begin()->second.framework.get();
-  queue::QueueOptions qo;
   qo.podInitialBackoff = std::chrono::seconds(s->options_.config.podInitialBackoffSeconds);
   qo.podMaxBackoff = std::chrono::seconds(s->options_.config.podMaxBackoffSeconds);
   if (metrics::Metrics* m = s->options_.metrics) {
@@ -176,19 +177,19 @@ void Scheduler::addEventHandlers() {
     if (terminal(*pod))
       logIfFailed(cache_.updatePod(pod), "Scheduler cache UpdatePod failed", *pod);
     logIfFailed(cache_.removePod(*pod), "Scheduler cache RemovePod failed", *pod);
-    queue_->movePodsOnEvent(queue::events::kAssignedPodDelete);
+    queue_->movePodsOnEvent(framework::events::kAssignedPodDelete, {.oldPod = pod.get()});
   };
   pods_->addEventHandlers(std::move(podHandlers));
 
   informer::EventHandlers<api::Node> nodeHandlers;
   nodeHandlers.onAdd = [this](const NodePtr& node) {
     cache_.addNode(node);
-    queue_->movePodsOnEvent(queue::events::kNodeAdd);
+    queue_->movePodsOnEvent(framework::events::kNodeAdd, {.newNode = node.get()});
   };
   nodeHandlers.onUpdate = [this](const NodePtr& oldNode, const NodePtr& newNode) {
     cache_.updateNode(newNode);
-    for (const queue::ClusterEvent& event : queue::nodeUpdateEvents(*oldNode, *newNode)) {
-      queue_->movePodsOnEvent(event);
+    for (const framework::ClusterEvent& event : framework::nodeUpdateEvents(*oldNode, *newNode)) {
+      queue_->movePodsOnEvent(event, {.oldNode = oldNode.get(), .newNode = newNode.get()});
     }
   };
   nodeHandlers.onDelete = [this](const NodePtr& node) {

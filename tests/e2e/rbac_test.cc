@@ -743,11 +743,15 @@ class Cluster {
     return count;
   }
 
-  // Changes a label of `nodeName`: a cluster event that sends unschedulable pods back to the
-  // scheduling queue without changing why they do not fit.
+  // Deletes a pod bound to `nodeName`: a cluster event that sends pods NodeResourcesFit rejected
+  // back to the scheduling queue without changing why they do not fit. (A node label change does
+  // not: as upstream, Fit registered none.)
   void touchNode(const std::string& nodeName) {
-    json patch = {{"metadata", {{"labels", {{"berth.test/touched", std::to_string(++touches_)}}}}}};
-    (void)store_.patch(Resource::Nodes, "", nodeName, apiserver::PatchType::Merge, patch);
+    json pod = podJson("touch-" + std::to_string(++touches_), "100m", "someone-else");
+    pod["spec"]["nodeName"] = nodeName;
+    if (store_.create(Resource::Pods, "default", pod).ok()) {
+      (void)store_.remove(Resource::Pods, "default", pod["metadata"]["name"].get<std::string>());
+    }
   }
 
   // Retries the unschedulable `podName` until berth has written its FailedScheduling event twice,

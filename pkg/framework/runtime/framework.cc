@@ -211,7 +211,29 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   std::vector<std::string> names;
   for (const auto& p : fw->owned_) names.emplace_back(p->name());
   fw->durations_ = std::make_unique<PluginDurations>(names);
+  fw->gatherPluginProperties();
   return fw;
+}
+
+void Framework::gatherPluginProperties() {
+  auto registerEvents = [&](const Plugin& p) {
+    if (plugin_events_.contains(p.name())) return;
+    const auto* ext = dynamic_cast<const EnqueueExtensions*>(&p);
+    plugin_events_.emplace(
+        p.name(), ext != nullptr ? ext->eventsToRegister()
+                                 : std::vector<ClusterEventWithHint>{{ClusterEvent{}, {}, {}}});
+  };
+  for (const auto* p : pre_filter_) registerEvents(*p);
+  for (const auto* p : filter_) registerEvents(*p);
+  auto noteNotLocal = [&](const Plugin& p) {
+    if (p.nodeLocal()) return;
+    if (std::find(not_node_local_.begin(), not_node_local_.end(), p.name()) ==
+        not_node_local_.end()) {
+      not_node_local_.emplace_back(p.name());
+    }
+  };
+  for (const auto* p : filter_) noteNotLocal(*p);
+  for (const auto* p : score_) noteNotLocal(*p);
 }
 
 template <typename Call>
@@ -350,8 +372,9 @@ Status Framework::runScorePlugins(const CycleState& state, const PodInfo& pod,
 
 Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
                              const std::vector<const NodeInfo*>& nodes,
-                             util::Parallelizer& parallelizer, ScoreTable& table) const {
-  const std::vector<size_t> active = activeScorePlugins(state);
+                             util::Parallelizer& parallelizer, ScoreTable& table,
+                             std::optional<bool> nodeLocal) const {
+  const std::vector<size_t> active = activeScorePlugins(state, nodeLocal);
   table.plugins.clear();
   table.weights.clear();
   table.scores.assign(active.size(), std::vector<int64_t>(nodes.size(), 0));
@@ -413,17 +436,20 @@ Status Framework::normalizeScores(const CycleState& state, const PodInfo& pod,
   return Status::success();
 }
 
-std::vector<size_t> Framework::activeScorePlugins(const CycleState& state) const {
+std::vector<size_t> Framework::activeScorePlugins(const CycleState& state,
+                                                  std::optional<bool> nodeLocal) const {
   std::vector<size_t> active;
   for (size_t i = 0; i < score_.size(); ++i) {
+    if (nodeLocal && score_[i]->nodeLocal() != *nodeLocal) continue;
     if (!state.scoreSkipped(score_[i]->name())) active.push_back(i);
   }
   return active;
 }
 
-std::vector<std::string_view> Framework::activeScorePluginNames(const CycleState& state) const {
+std::vector<std::string_view> Framework::activeScorePluginNames(
+    const CycleState& state, std::optional<bool> nodeLocal) const {
   std::vector<std::string_view> names;
-  for (size_t i : activeScorePlugins(state)) names.push_back(score_[i]->name());
+  for (size_t i : activeScorePlugins(state, nodeLocal)) names.push_back(score_[i]->name());
   return names;
 }
 

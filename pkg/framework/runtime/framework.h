@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -81,9 +82,10 @@ class Framework {
                          util::Parallelizer& parallelizer, ScoreTable& table) const;
   // runScorePlugins in two steps, for callers that keep raw scores across cycles: the raw scores of
   // `nodes` (table.totals sized, zero), then normalization, range checks and weighted totals.
+  // With `nodeLocal` set, only the plugins whose nodeLocal() equals it score (and are in `table`).
   Status scoreNodes(const CycleState& state, const PodInfo& pod,
                     const std::vector<const NodeInfo*>& nodes, util::Parallelizer& parallelizer,
-                    ScoreTable& table) const;
+                    ScoreTable& table, std::optional<bool> nodeLocal = std::nullopt) const;
   Status normalizeScores(const CycleState& state, const PodInfo& pod, ScoreTable& table) const;
   Status runReservePluginsReserve(CycleState& state, const PodInfo& pod,
                                   const std::string& node) const;
@@ -94,19 +96,31 @@ class Framework {
   bool hasScorePlugins() const { return !score_.empty(); }
   // The Score plugins this cycle runs (PreScore may skip some), in order: scoreNodes'
   // table.plugins.
-  std::vector<std::string_view> activeScorePluginNames(const CycleState& state) const;
+  // With `nodeLocal` set, only those whose nodeLocal() equals it.
+  std::vector<std::string_view> activeScorePluginNames(
+      const CycleState& state, std::optional<bool> nodeLocal = std::nullopt) const;
   bool hasPostFilterPlugins() const { return !post_filter_.empty(); }
 
   // Plugin names per extension point, in run order (for logs, explain and tests).
   std::map<std::string, std::vector<std::string>> pluginsByExtensionPoint() const;
   int64_t scoreWeight(std::string_view plugin) const;
+  // The events each PreFilter and Filter plugin (the ones that reject pods) registered, gathered
+  // when the profile is built. A rejecting plugin that is no EnqueueExtensions is registered for
+  // the wildcard event: it may be waiting for anything.
+  const PluginEvents& pluginEvents() const { return plugin_events_; }
+  // The Filter and Score plugins that are not nodeLocal(), in run order (Filter's, then Score's).
+  const std::vector<std::string>& notNodeLocalPlugins() const { return not_node_local_; }
   // scheduler_plugin_execution_duration_seconds of this profile's plugins (sampled cycles only).
   const PluginDurations& pluginDurations() const { return *durations_; }
 
  private:
   Framework() = default;
   const ScorePlugin* scorePlugin(std::string_view name) const;
-  std::vector<size_t> activeScorePlugins(const CycleState& state) const;  // indexes into score_
+  // Indexes into score_; with `nodeLocal` set, only those whose nodeLocal() equals it.
+  std::vector<size_t> activeScorePlugins(const CycleState& state,
+                                         std::optional<bool> nodeLocal = std::nullopt) const;
+  // Fills plugin_events_ and not_node_local_ from the built lists.
+  void gatherPluginProperties();
   // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
   template <typename Call>
   Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
@@ -124,6 +138,8 @@ class Framework {
   std::vector<const ReservePlugin*> reserve_;
   std::vector<const BindPlugin*> bind_;
   std::unique_ptr<PluginDurations> durations_;
+  PluginEvents plugin_events_;
+  std::vector<std::string> not_node_local_;
 };
 
 using FrameworkPtr = std::unique_ptr<Framework>;

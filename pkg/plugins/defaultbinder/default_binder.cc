@@ -10,6 +10,7 @@ class DefaultBinder final : public framework::BindPlugin {
   explicit DefaultBinder(framework::PodBinder* binder) : binder_(binder) {}
 
   std::string_view name() const override { return names::kDefaultBinder; }
+  bool nodeLocal() const override { return true; }
 
   framework::Status bind(framework::CycleState&, const framework::PodInfo& pod,
                          const std::string& node) const override {

@@ -42,6 +42,7 @@ struct PreScoreState final : framework::StateData {
 };
 
 class NodeAffinity final : public framework::PreFilterPlugin,
+                           public framework::EnqueueExtensions,
                            public framework::FilterPlugin,
                            public framework::PreScorePlugin,
                            public framework::ScorePlugin {
@@ -57,6 +58,28 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   }
 
   std::string_view name() const override { return names::kNodeAffinity; }
+  bool nodeLocal() const override { return true; }
+
+  // A node added, or whose labels changed, that now matches the pod's required affinity (and the
+  // profile's addedAffinity) and did not before.
+  std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
+    using framework::ActionType;
+    using framework::QueueingHint;
+    return {{framework::ClusterEvent{framework::EventResource::Node,
+                                     ActionType::Add | ActionType::UpdateNodeLabel},
+             [this](const api::Pod& pod, const api::Node* before, const api::Node* after) {
+               const labels::RequiredNodeAffinity required(pod.spec.nodeSelector,
+                                                           requiredAffinity(pod));
+               auto matches = [&](const api::Node* node) {
+                 if (node == nullptr) return false;
+                 const labels::LabelSet set(node->metadata.labels);
+                 return (!added_required_compiled_ ||
+                         added_required_compiled_->matches(set, node->metadata.name)) &&
+                        required.matches(set, node->metadata.name);
+               };
+               return !matches(before) && matches(after) ? QueueingHint::Queue : QueueingHint::Skip;
+             }}};
+  }
 
   Status preFilter(framework::CycleState& state, const framework::PodInfo& pod,
                    framework::PreFilterResult& result) const override {

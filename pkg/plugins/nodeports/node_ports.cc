@@ -5,9 +5,37 @@
 namespace berth::plugins::nodeports {
 namespace {
 
-class NodePorts final : public framework::PreFilterPlugin, public framework::FilterPlugin {
+class NodePorts final : public framework::PreFilterPlugin,
+                        public framework::FilterPlugin,
+                        public framework::EnqueueExtensions {
  public:
   std::string_view name() const override { return names::kNodePorts; }
+  bool nodeLocal() const override { return true; }
+
+  // A new node has every port free; a deleted pod frees its ports, which helps only a pod wanting
+  // one of them. (Ports are immutable, so pod updates cannot help.)
+  std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
+    using framework::ActionType;
+    using framework::EventResource;
+    using framework::QueueingHint;
+    framework::ClusterEventWithHint podDeleted{
+        framework::ClusterEvent{EventResource::AssignedPod, ActionType::Delete}};
+    podDeleted.podHint = [](const api::Pod& pod, const api::Pod* deleted, const api::Pod*) {
+      if (deleted == nullptr) return QueueingHint::Queue;
+      // Borrowed, not owned: PodInfo only reads the pods to collect their ports.
+      const framework::PodInfo wanted(api::PodPtr(api::PodPtr(), &pod));
+      const framework::PodInfo freed(api::PodPtr(api::PodPtr(), deleted));
+      framework::HostPortInfo used;
+      for (const auto& p : freed.hostPorts) used.add(p);
+      for (const auto& p : wanted.hostPorts) {
+        if (used.conflicts(p)) return QueueingHint::Queue;
+      }
+      return QueueingHint::Skip;
+    };
+    return {framework::ClusterEventWithHint{
+                framework::ClusterEvent{EventResource::Node, ActionType::Add}},
+            std::move(podDeleted)};
+  }
 
   // The pod's host ports are precomputed in PodInfo; a pod without any skips Filter.
   framework::Status preFilter(framework::CycleState&, const framework::PodInfo& pod,

@@ -20,6 +20,7 @@ namespace berth::plugins::noderesources {
 class BalancedAllocation final : public framework::PreScorePlugin, public framework::ScorePlugin {
  public:
   std::string_view name() const override { return names::kNodeResourcesBalancedAllocation; }
+  bool nodeLocal() const override { return true; }
 
   // Skip for a best-effort pod.
   framework::Status preScore(framework::CycleState& state, const framework::PodInfo& pod,

@@ -76,6 +76,46 @@ bool Fit::ignored(std::string_view scalarName) const {
   return std::find(ignored_groups_.begin(), ignored_groups_.end(), group) != ignored_groups_.end();
 }
 
+std::vector<framework::ClusterEventWithHint> Fit::eventsToRegister() const {
+  using framework::ActionType;
+  using framework::EventResource;
+  framework::ClusterEventWithHint nodeChanged{framework::ClusterEvent{
+      EventResource::Node, ActionType::Add | ActionType::UpdateNodeAllocatable}};
+  nodeChanged.nodeHint = [this](const api::Pod& pod, const api::Node* before,
+                                const api::Node* after) {
+    return afterNodeChange(pod, before, after);
+  };
+  return {std::move(nodeChanged), framework::ClusterEventWithHint{framework::ClusterEvent{
+                                      EventResource::AssignedPod, ActionType::Delete}}};
+}
+
+framework::QueueingHint Fit::afterNodeChange(const api::Pod& pod, const api::Node* before,
+                                             const api::Node* after) const {
+  using framework::QueueingHint;
+  if (after == nullptr) return QueueingHint::Skip;
+  const framework::Resource wanted = framework::computePodRequests(pod, /*nonZero=*/false);
+  const auto now = framework::Resource::fromList(after->status.allocatable);
+  // The requested amounts, by name, that Filter checks ("pods" counts this one pod).
+  std::vector<std::pair<std::string_view, int64_t>> requested = {{"pods", 1}};
+  if (wanted.milliCPU > 0) requested.emplace_back("cpu", wanted.milliCPU);
+  if (wanted.memory > 0) requested.emplace_back("memory", wanted.memory);
+  if (wanted.ephemeralStorage > 0)
+    requested.emplace_back("ephemeral-storage", wanted.ephemeralStorage);
+  for (const auto& [name, value] : wanted.scalar) {
+    if (value > 0 && !ignored(name)) requested.emplace_back(name, value);
+  }
+  // Even an empty node of this size cannot take the pod.
+  for (const auto& [name, value] : requested) {
+    if (value > now.get(name)) return QueueingHint::Skip;
+  }
+  if (before == nullptr) return QueueingHint::Queue;
+  const auto was = framework::Resource::fromList(before->status.allocatable);
+  for (const auto& [name, value] : requested) {
+    if (now.get(name) > was.get(name)) return QueueingHint::Queue;
+  }
+  return QueueingHint::Skip;
+}
+
 Status Fit::preFilter(framework::CycleState& state, const framework::PodInfo& pod,
                       framework::PreFilterResult& /*result*/) const {
   const framework::Resource& r = pod.requests;

@@ -20,9 +20,14 @@ namespace berth::plugins::noderesources {
 class Fit final : public framework::PreFilterPlugin,
                   public framework::FilterPlugin,
                   public framework::PreScorePlugin,
-                  public framework::ScorePlugin {
+                  public framework::ScorePlugin,
+                  public framework::EnqueueExtensions {
  public:
   std::string_view name() const override { return names::kNodeResourcesFit; }
+  bool nodeLocal() const override { return true; }
+  // A node added with room for the pod, a node whose allocatable grew in a resource the pod
+  // requests (and now has room), an assigned pod deleted (its requests are free again).
+  std::vector<framework::ClusterEventWithHint> eventsToRegister() const override;
 
   framework::Status preFilter(framework::CycleState& state, const framework::PodInfo& pod,
                               framework::PreFilterResult& result) const override;
@@ -43,6 +48,9 @@ class Fit final : public framework::PreFilterPlugin,
         scorer_(std::move(scorer)) {}
 
   bool ignored(std::string_view scalarName) const;
+  // Upstream's isSchedulableAfterNodeChange.
+  framework::QueueingHint afterNodeChange(const api::Pod& pod, const api::Node* before,
+                                          const api::Node* after) const;
 
   std::vector<std::string> ignored_resources_;  // extended resource names Filter does not check
   std::vector<std::string> ignored_groups_;     // and their prefixes before the '/'

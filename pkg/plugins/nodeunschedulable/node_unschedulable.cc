@@ -6,9 +6,25 @@
 namespace berth::plugins::nodeunschedulable {
 namespace {
 
-class NodeUnschedulable final : public framework::FilterPlugin {
+class NodeUnschedulable final : public framework::FilterPlugin,
+                                public framework::EnqueueExtensions {
  public:
   std::string_view name() const override { return names::kNodeUnschedulable; }
+  bool nodeLocal() const override { return true; }
+
+  // A node added schedulable, or uncordoned (an UpdateNodeTaint, as upstream); other taint changes
+  // of a node still cordoned do not help.
+  std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
+    using framework::ActionType;
+    using framework::QueueingHint;
+    return {{framework::ClusterEvent{framework::EventResource::Node,
+                                     ActionType::Add | ActionType::UpdateNodeTaint},
+             [](const api::Pod&, const api::Node* before, const api::Node* after) {
+               const bool wasSchedulable = before != nullptr && !before->spec.unschedulable;
+               const bool isSchedulable = after != nullptr && !after->spec.unschedulable;
+               return !wasSchedulable && isSchedulable ? QueueingHint::Queue : QueueingHint::Skip;
+             }}};
+  }
 
   framework::Status filter(const framework::CycleState&, const framework::PodInfo& pod,
                            const framework::NodeInfo& node) const override {

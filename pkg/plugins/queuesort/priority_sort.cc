@@ -8,6 +8,7 @@ namespace {
 class PrioritySort final : public framework::QueueSortPlugin {
  public:
   std::string_view name() const override { return names::kPrioritySort; }
+  bool nodeLocal() const override { return true; }
 
   bool less(const framework::QueuedPodInfo& a, const framework::QueuedPodInfo& b) const override {
     int32_t pa = a.podInfo->pod->spec.priority.value_or(0);

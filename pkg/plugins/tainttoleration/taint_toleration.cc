@@ -19,11 +19,35 @@ struct PreScoreState final : framework::StateData {
   }
 };
 
+// Whether the pod tolerates every NoSchedule and NoExecute taint of the node (Filter's test).
+bool toleratesNode(const api::Pod& pod, const api::Node& node) {
+  for (const auto& taint : node.spec.taints) {
+    if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+    if (!labels::toleratesAny(pod.spec.tolerations, taint)) return false;
+  }
+  return true;
+}
+
 class TaintToleration final : public framework::FilterPlugin,
                               public framework::PreScorePlugin,
-                              public framework::ScorePlugin {
+                              public framework::ScorePlugin,
+                              public framework::EnqueueExtensions {
  public:
   std::string_view name() const override { return names::kTaintToleration; }
+  bool nodeLocal() const override { return true; }
+
+  // A node added, or whose taints changed, that the pod now tolerates and did not before.
+  std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
+    using framework::ActionType;
+    using framework::QueueingHint;
+    return {{framework::ClusterEvent{framework::EventResource::Node,
+                                     ActionType::Add | ActionType::UpdateNodeTaint},
+             [](const api::Pod& pod, const api::Node* before, const api::Node* after) {
+               const bool wasTolerated = before != nullptr && toleratesNode(pod, *before);
+               const bool isTolerated = after != nullptr && toleratesNode(pod, *after);
+               return !wasTolerated && isTolerated ? QueueingHint::Queue : QueueingHint::Skip;
+             }}};
+  }
 
   Status filter(const framework::CycleState&, const framework::PodInfo& pod,
                 const framework::NodeInfo& node) const override {

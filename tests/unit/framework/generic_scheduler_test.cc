@@ -5,7 +5,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <map>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -331,9 +335,23 @@ TEST_F(GenericSchedulerTest, NumFeasibleNodesCountsOnlyTheNodesPreFilterLeft) {
 // as concurrent ReplicaSets would be, some of which run out of room: the scheduler that reuses
 // results across equivalent pods must decide exactly as the one that evaluates every node every
 // time, while placements change nodes between pods and nodes are replaced (a taint added, a node
-// cordoned), added and removed (the node list changes length and positions move).
-TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEveryNode) {
-  auto fw = test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+// cordoned), added and removed (the node list changes length and positions move). `makeFramework`
+// builds the profile for one of the two snapshots.
+struct EquivalentPodsOutcome {
+  int placed = 0;
+  int unschedulable = 0;
+  std::map<std::string, int, std::less<>> rejectionsByPlugin;  // over every pod's diagnosis
+};
+void expectReuseDecidesAsEvaluatingEveryNode(
+    const std::function<framework::runtime::FrameworkPtr(const framework::Snapshot&)>&
+        makeFramework,
+    EquivalentPodsOutcome& outcome) {
+  auto schedule = [](GenericScheduler& sched, const framework::runtime::Framework& fw,
+                     const framework::Snapshot& snap, const api::PodPtr& pod) {
+    framework::CycleState state;
+    framework::PodInfo info(pod);
+    return sched.schedulePod(fw, state, info, snap);
+  };
   auto nodeNumber = [](int i) {
     auto n = MakeNode()
                  .name("n" + std::to_string(i))
@@ -349,6 +367,8 @@ TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEv
   for (int i = 0; i < 120; ++i) nodes.push_back(nodeNumber(i).obj());
   auto reusedSnap = test::makeSnapshot(nodes);
   auto freshSnap = test::makeSnapshot(nodes);
+  auto reusingFw = makeFramework(reusedSnap);
+  auto evaluatingFw = makeFramework(freshSnap);
   util::Parallelizer two(2);
   GenericScheduler reusing(two, 9, 100, /*reuseEquivalentResults=*/true);
   GenericScheduler evaluating(two, 9, 100, /*reuseEquivalentResults=*/false);
@@ -371,18 +391,27 @@ TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEv
             .preferredNodeAffinity(10, "zone", api::NodeSelectorOperator::In, {"b"});
     }
   };
-  int placed = 0;
-  int unschedulable = 0;
+  int& placed = outcome.placed;
+  int& unschedulable = outcome.unschedulable;
   for (int i = 0; i < 400; ++i) {
     SCOPED_TRACE("pod " + std::to_string(i));
     auto pod = templateOf(i).name("p" + std::to_string(i)).uid("u" + std::to_string(i)).obj();
-    auto a = schedule(reusing, *fw, reusedSnap, pod);
-    auto b = schedule(evaluating, *fw, freshSnap, pod);
+    auto a = schedule(reusing, *reusingFw, reusedSnap, pod);
+    auto b = schedule(evaluating, *evaluatingFw, freshSnap, pod);
     ASSERT_EQ(a.status.code(), b.status.code()) << a.status.message();
     ASSERT_EQ(a.node, b.node);
     EXPECT_EQ(a.evaluatedNodes, b.evaluatedNodes);
     EXPECT_EQ(a.scores.totals, b.scores.totals);
     EXPECT_EQ(a.diagnosis.nodeToStatus.size(), b.diagnosis.nodeToStatus.size());
+    for (size_t k = 0;
+         k < std::min(a.diagnosis.nodeToStatus.size(), b.diagnosis.nodeToStatus.size()); ++k) {
+      const auto& [nodeA, statusA] = a.diagnosis.nodeToStatus[k];
+      const auto& [nodeB, statusB] = b.diagnosis.nodeToStatus[k];
+      EXPECT_EQ(nodeA, nodeB);
+      EXPECT_EQ(statusA.plugin(), statusB.plugin()) << nodeA;
+      EXPECT_EQ(statusA.message(), statusB.message()) << nodeA;
+      ++outcome.rejectionsByPlugin[std::string(statusA.plugin())];
+    }
     ASSERT_EQ(a.fitError.has_value(), b.fitError.has_value());
     if (a.fitError) {
       EXPECT_EQ(a.fitError->message(), b.fitError->message());
@@ -417,8 +446,109 @@ TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEv
       }
     }
   }
-  EXPECT_GT(placed, 100);
-  EXPECT_GT(unschedulable, 10);
+}
+
+TEST_F(GenericSchedulerTest, ReusingResultsOfEquivalentPodsDecidesAsEvaluatingEveryNode) {
+  EquivalentPodsOutcome outcome;
+  expectReuseDecidesAsEvaluatingEveryNode(
+      [](const framework::Snapshot&) {
+        return test::mustMakeFramework(config::defaultConfiguration().profiles[0]);
+      },
+      outcome);
+  EXPECT_GT(outcome.placed, 100);
+  EXPECT_GT(outcome.unschedulable, 10);
+}
+
+// A plugin that is not node-local: it keeps nodes from holding more than a few pods above the
+// cluster's mean, and scores nodes by how far below the mean they are, reading every node's pods
+// from the snapshot in PreFilter and PreScore.
+class CrowdAware final : public framework::PreFilterPlugin,
+                         public framework::FilterPlugin,
+                         public framework::PreScorePlugin,
+                         public framework::ScorePlugin {
+ public:
+  static constexpr std::string_view kName = "CrowdAware";
+  explicit CrowdAware(const framework::Snapshot& snapshot) : snapshot_(snapshot) {}
+  std::string_view name() const override { return kName; }
+
+  framework::Status preFilter(framework::CycleState& state, const framework::PodInfo&,
+                              framework::PreFilterResult&) const override {
+    state.write(kKey, std::make_unique<Mean>(mean()));
+    return {};
+  }
+  framework::Status filter(const framework::CycleState& state, const framework::PodInfo&,
+                           const framework::NodeInfo& node) const override {
+    const auto* m = state.readAs<Mean>(kKey);
+    if (m == nullptr) return framework::Status::error("no mean");
+    if (static_cast<double>(node.pods().size()) > m->value + 2) {
+      return framework::Status(Code::Unschedulable, std::string_view("node(s) were crowded"));
+    }
+    return {};
+  }
+  framework::Status preScore(framework::CycleState& state, const framework::PodInfo&,
+                             const std::vector<const framework::NodeInfo*>&) const override {
+    state.write(kKey, std::make_unique<Mean>(mean()));
+    return {};
+  }
+  framework::Status score(const framework::CycleState& state, const framework::PodInfo&,
+                          const framework::NodeInfo& node, int64_t& out) const override {
+    const auto* m = state.readAs<Mean>(kKey);
+    if (m == nullptr) return framework::Status::error("no mean");
+    const double below = m->value - static_cast<double>(node.pods().size());
+    out = std::clamp<int64_t>(50 + static_cast<int64_t>(below * 10), 0, 100);
+    return {};
+  }
+
+ private:
+  struct Mean final : framework::StateData {
+    explicit Mean(double v) : value(v) {}
+    double value;
+    std::unique_ptr<framework::StateData> clone() const override {
+      return std::make_unique<Mean>(*this);
+    }
+  };
+  inline static const framework::StateKey kKey = framework::makeStateKey("CrowdAware");
+
+  double mean() const {
+    const auto& nodes = snapshot_.nodeInfos();
+    size_t pods = 0;
+    for (const auto& n : nodes) pods += n->pods().size();
+    return nodes.empty() ? 0 : static_cast<double>(pods) / static_cast<double>(nodes.size());
+  }
+
+  const framework::Snapshot& snapshot_;
+};
+
+TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesAsEvaluating) {
+  EquivalentPodsOutcome outcome;
+  expectReuseDecidesAsEvaluatingEveryNode(
+      [](const framework::Snapshot& snapshot) {
+        auto registry = plugins::makeInTreeRegistry();
+        EXPECT_TRUE(registry
+                        .add(std::string(CrowdAware::kName),
+                             [&snapshot](const config::Profile&, const framework::Handle&)
+                                 -> util::Result<framework::PluginPtr> {
+                               return framework::PluginPtr(std::make_unique<CrowdAware>(snapshot));
+                             })
+                        .ok());
+        config::Profile profile = config::defaultConfiguration().profiles[0];
+        // Last in Filter order, but between node-local plugins in Score order (after
+        // NodeResourcesFit, before NodeResourcesBalancedAllocation): a node-local rejection must
+        // win over its own, and merged score rows must keep the profile's order.
+        auto& multiPoint = profile.plugins.multiPoint.enabled;
+        multiPoint.insert(multiPoint.begin() + 7,
+                          config::PluginRef{std::string(CrowdAware::kName), 2, "test"});
+        auto fw = framework::runtime::Framework::create(registry, profile, {});
+        if (!fw.ok()) throw std::invalid_argument(fw.error().message);
+        EXPECT_EQ((*fw)->notNodeLocalPlugins(), std::vector<std::string>{"CrowdAware"});
+        return std::move(*fw);
+      },
+      outcome);
+  EXPECT_GT(outcome.placed, 100);
+  EXPECT_GT(outcome.unschedulable, 0);
+  // The mix was exercised: both kinds of plugin rejected nodes.
+  EXPECT_GT(outcome.rejectionsByPlugin["CrowdAware"], 0);
+  EXPECT_GT(outcome.rejectionsByPlugin["NodeResourcesFit"], 0);
 }
 
 // A Filter plugin that fails with an internal error on one node.

@@ -20,14 +20,23 @@ namespace {
 
 using namespace std::chrono_literals;
 using framework::Code;
+using framework::nodeUpdateEvents;
 using test::MakeNode;
+namespace events = framework::events;
 using test::MakePod;
 
-// A queue ordered by the default profile's PrioritySort, on a fake clock.
+// The options with the profile's plugin registrations, as the scheduler builds them.
+QueueOptions withPluginEvents(QueueOptions options, const framework::runtime::Framework& fw) {
+  options.pluginEvents.emplace(fw.profileName(), fw.pluginEvents());
+  return options;
+}
+
+// A queue of the default profile (its PrioritySort and its plugins' events), on a fake clock.
 struct Env {
   explicit Env(QueueOptions options = {})
-      : fw(test::mustMakeFramework(test::profileWith({}))),
-        queue([this](const auto& a, const auto& b) { return fw->less(a, b); }, clock, options) {}
+      : fw(test::mustMakeFramework(config::defaultConfiguration().profiles.front())),
+        queue([this](const auto& a, const auto& b) { return fw->less(a, b); }, clock,
+              withPluginEvents(std::move(options), *fw)) {}
 
   // Pops the next pod, which must be `name`. An empty activeQ throws, which GoogleTest reports as
   // a failure of the running test.

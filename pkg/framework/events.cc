@@ -1,10 +1,10 @@
-#include "pkg/queue/events.h"
+#include "pkg/framework/events.h"
 
 #include <algorithm>
 #include <map>
 #include <string>
 
-namespace berth::queue {
+namespace berth::framework {
 namespace {
 
 bool sameTaints(const std::vector<api::Taint>& a, const std::vector<api::Taint>& b) {
@@ -45,20 +45,18 @@ std::vector<ClusterEvent> nodeUpdateEvents(const api::Node& oldNode, const api::
   return out;
 }
 
-bool canMovePods(const ClusterEvent& event) {
-  switch (event.action) {
-    case ActionType::Add:
-    case ActionType::Delete:
-    case ActionType::UpdateNodeAllocatable:
-    case ActionType::UpdateNodeLabel:
-    case ActionType::UpdateNodeTaint:
-    case ActionType::All:
-      return true;
-    case ActionType::UpdateNodeCondition:
-    case ActionType::UpdateNodeAnnotation:
-      return false;
+QueueingHint ClusterEventWithHint::hint(const ClusterEvent& incoming, const api::Pod& pod,
+                                        const EventObjects& objects) const {
+  if (!event.matches(incoming)) return QueueingHint::Skip;
+  if (incoming.resource == EventResource::Node && nodeHint &&
+      (objects.oldNode != nullptr || objects.newNode != nullptr)) {
+    return nodeHint(pod, objects.oldNode, objects.newNode);
   }
-  return true;  // an unknown action: moving too often only costs an attempt
+  if (incoming.resource == EventResource::AssignedPod && podHint &&
+      (objects.oldPod != nullptr || objects.newPod != nullptr)) {
+    return podHint(pod, objects.oldPod, objects.newPod);
+  }
+  return QueueingHint::Queue;
 }
 
-}  // namespace berth::queue
+}  // namespace berth::framework
