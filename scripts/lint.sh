@@ -11,6 +11,9 @@ echo "-- clang-format"
 git ls-files -z 'pkg/*.cc' 'pkg/*.h' 'cmd/*.cc' 'cmd/*.h' 'tests/*.cc' 'tests/*.h' 'bench/*.cc' \
   'bench/*.h' 'fuzz/*.cc' 'fuzz/*.h' | xargs -0 clang-format-14 --dry-run -Werror
 
+echo "-- layers"
+scripts/check-layers.sh
+
 echo "-- cppcheck"
 cppcheck --std=c++20 --language=c++ --enable=warning,performance,portability --inline-suppr \
   --quiet -I . --suppress=missingIncludeSystem --error-exitcode=1 -j"$(nproc)" pkg cmd

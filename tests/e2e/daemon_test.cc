@@ -14,7 +14,9 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
+#include "tests/support/api_server_fixture.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
 namespace berth {
@@ -27,12 +29,10 @@ using test::nodeJson;
 using test::podJson;
 using namespace std::chrono_literals;
 
-class Daemon : public testing::Test {
+class Daemon : public test::ApiServerTest {
  protected:
   void SetUp() override {
-    auto started = apiserver::Server::start(store_, {});
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
+    ASSERT_NO_FATAL_FAILURE(startServer());
     kubeconfig_ = testing::TempDir() + "berth-e2e-kubeconfig-" + std::to_string(getpid());
     auto written = test::writeKubeconfig(kubeconfig_, server_->url());
     ASSERT_TRUE(written.ok()) << written.error().message;
@@ -45,7 +45,7 @@ class Daemon : public testing::Test {
       stopBerth();
       if (HasFailure()) std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
     }
-    server_->stop();
+    ApiServerTest::TearDown();
   }
 
   void startBerth(std::vector<std::string> extra = {}) {
@@ -62,18 +62,9 @@ class Daemon : public testing::Test {
   // SIGTERM, then the exit code; -1 when berth did not exit within `limit` (then it is killed).
   int stopBerth(std::chrono::seconds limit = 10s) { return berth_->terminate(limit); }
 
-  void create(Resource resource, const json& object) {
-    auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-  }
-
   json get(const std::string& name) {
     auto r = store_.get(Resource::Pods, "default", name);
     return r.ok() ? *r : json();
-  }
-  std::string nodeOf(const std::string& name) {
-    json p = get(name);
-    return p.is_null() ? "" : p["spec"].value("nodeName", "");
   }
 
   // Successful bindings per pod name, from the server's request log.
@@ -85,8 +76,6 @@ class Daemon : public testing::Test {
     return out;
   }
 
-  apiserver::Store store_;
-  std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
   std::string log_;
   test::BerthProcessPtr berth_;

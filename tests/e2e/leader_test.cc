@@ -24,6 +24,7 @@
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 #include "tests/support/relay.h"
 

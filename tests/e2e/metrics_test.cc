@@ -12,7 +12,9 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
+#include "tests/support/api_server_fixture.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
 namespace berth {
@@ -61,27 +63,15 @@ std::string promtoolCheck(const std::string& exposition) {
   return text == "rc=0\n" ? "" : text;
 }
 
-class Operations : public testing::Test {
+class Operations : public test::ApiServerTest {
  protected:
   void SetUp() override {
-    auto started = apiserver::Server::start(store_, {});
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
+    ASSERT_NO_FATAL_FAILURE(startServer());
     kubeconfig_ = testing::TempDir() + "berth-metrics-kubeconfig-" + std::to_string(getpid());
     ASSERT_TRUE(test::writeKubeconfig(kubeconfig_, server_->url()).ok());
     // The port is read from the log, and spawn appends: no line of an earlier test may be there.
     log_ = testing::TempDir() + "berth-metrics-" + std::to_string(getpid()) + ".log";
     std::remove(log_.c_str());
-  }
-
-  void create(Resource resource, const json& object) {
-    auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
-    ASSERT_TRUE(r.ok()) << r.error().message;
-  }
-
-  std::string nodeOf(const std::string& name) {
-    auto r = store_.get(Resource::Pods, "default", name);
-    return r.ok() ? (*r)["spec"].value("nodeName", "") : "";
   }
 
   void startBerth() {
@@ -108,8 +98,6 @@ class Operations : public testing::Test {
     return reply->body;
   }
 
-  apiserver::Store store_;
-  std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
   std::string log_;
   test::BerthProcessPtr berth_;

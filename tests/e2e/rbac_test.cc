@@ -35,6 +35,7 @@
 #include "pkg/apiserver/store.h"
 #include "pkg/util/result.h"
 #include "tests/support/berth_process.h"
+#include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
 extern char** environ;

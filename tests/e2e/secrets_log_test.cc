@@ -16,8 +16,10 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
+#include "tests/support/api_server_fixture.h"
 #include "tests/support/berth_process.h"
 #include "tests/support/certs.h"
+#include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
 namespace berth {
@@ -44,7 +46,7 @@ std::vector<std::string> pemBodyLines(const std::string& pem) {
   return lines;
 }
 
-class SecretsInLogs : public testing::Test {
+class SecretsInLogs : public test::ApiServerTest {
  protected:
   void SetUp() override {
     pki_ = test::makeTestPki();
@@ -52,9 +54,7 @@ class SecretsInLogs : public testing::Test {
     options.tls = apiserver::TlsOptions{pki_.server.certificatePem, pki_.server.privateKeyPem,
                                         pki_.ca.certificatePem};
     options.token = kToken;
-    auto started = apiserver::Server::start(store_, options);
-    ASSERT_TRUE(started.ok()) << started.error().message;
-    server_ = std::move(*started);
+    ASSERT_NO_FATAL_FAILURE(startServer(options));
     dir_ = testing::TempDir() + "berth-e2e-secrets-" + std::to_string(getpid()) + "-";
     writeFile("ca.crt", pki_.ca.certificatePem);
     writeFile("client.crt", pki_.client.certificatePem);
@@ -67,7 +67,7 @@ class SecretsInLogs : public testing::Test {
       std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
     }
     berth_.reset();
-    server_->stop();
+    ApiServerTest::TearDown();
     for (const std::string& file : files_) std::remove(file.c_str());
   }
 
@@ -107,11 +107,6 @@ class SecretsInLogs : public testing::Test {
     berth_ = std::move(*spawned);
   }
 
-  std::string nodeOf(const std::string& name) {
-    auto p = store_.get(Resource::Pods, "default", name);
-    return p.ok() ? (*p)["spec"].value("nodeName", "") : "";
-  }
-
   // No secret of this fixture appears in `log`.
   void expectNoSecrets(const std::string& log) {
     EXPECT_EQ(log.find(kToken), std::string::npos) << "the bearer token is in the log";
@@ -125,8 +120,6 @@ class SecretsInLogs : public testing::Test {
   }
 
   test::TestPki pki_;
-  apiserver::Store store_;
-  std::unique_ptr<apiserver::Server> server_;
   std::string dir_;  // a per-process prefix of every file this test writes
   std::vector<std::string> files_;
   test::BerthProcessPtr berth_;

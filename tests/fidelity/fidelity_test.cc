@@ -61,6 +61,8 @@ bool pythonClientInstalled() {
          run(kPython + " -c 'import kubernetes'").exitCode == 0;
 }
 
+// Explicit rather than the builders' JSON: kubectl prints these fields (the node's addresses and
+// conditions, which api::Node does not carry), and the pod body is created in several namespaces.
 json pod(const std::string& name, const std::string& nodeName = "") {
   json p = {{"apiVersion", "v1"},
             {"kind", "Pod"},

@@ -14,32 +14,19 @@
 #include "pkg/apiserver/store.h"
 #include "pkg/client/rest.h"
 #include "pkg/informer/informer.h"
+#include "tests/support/builders.h"
+#include "tests/support/eventually.h"
 
 namespace berth {
 namespace {
 
 using apiserver::Resource;
 using json = nlohmann::json;
+using test::eventually;
+using test::MakePod;
 using namespace std::chrono_literals;
 
 constexpr auto kDeadline = std::chrono::seconds(60);  // only against hangs
-
-bool waitUntil(const std::function<bool()>& done) {
-  for (auto until = std::chrono::steady_clock::now() + kDeadline;
-       std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(5ms)) {
-    if (done()) {
-      return true;
-    }
-  }
-  return done();
-}
-
-json pod(const std::string& name, const std::string& ns = "default") {
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", ns}}},
-          {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
-}
 
 class ClientIntegration : public ::testing::Test {
  protected:
@@ -130,7 +117,7 @@ class ClientIntegration : public ::testing::Test {
 };
 
 TEST_F(ClientIntegration, CreateGetUpdatePatchBindDelete) {
-  auto created = client_->create(client::kPods, "default", pod("web"));
+  auto created = client_->create(client::kPods, "default", MakePod().name("web").json());
   ASSERT_TRUE(created.ok()) << created.error().toString();
   auto got = client_->get(client::kPods, "default", "web");
   ASSERT_TRUE(got.ok());
@@ -170,7 +157,9 @@ TEST_F(ClientIntegration, CreateGetUpdatePatchBindDelete) {
 
 TEST_F(ClientIntegration, PagesThroughThousandsOfPods) {
   for (int i = 0; i < 2345; ++i) {
-    ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("p" + std::to_string(i))).ok());
+    ASSERT_TRUE(
+        store_->create(Resource::Pods, "default", MakePod().name("p" + std::to_string(i)).json())
+            .ok());
   }
   server_->clearRequestLog();
   auto all = client_->listAll(client::kPods, "", {.limit = 100});
@@ -181,14 +170,14 @@ TEST_F(ClientIntegration, PagesThroughThousandsOfPods) {
 }
 
 TEST_F(ClientIntegration, RetriesIdempotentCallsButNeverAPost) {
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("a")).ok());
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", MakePod().name("a").json()).ok());
   server_->clearRequestLog();
   server_->failNextRequests(2, 503);
   EXPECT_TRUE(client_->get(client::kPods, "default", "a").ok());
   EXPECT_EQ(count("get"), 3);
 
   server_->failNextRequests(1, 503);
-  auto created = client_->create(client::kPods, "default", pod("b"));
+  auto created = client_->create(client::kPods, "default", MakePod().name("b").json());
   ASSERT_FALSE(created.ok());
   EXPECT_EQ(created.error().code, 503);
   EXPECT_EQ(count("create"), 1);
@@ -202,7 +191,7 @@ TEST_F(ClientIntegration, RetriesIdempotentCallsButNeverAPost) {
 }
 
 TEST_F(ClientIntegration, ADelayedBindingIsSentOnce) {
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("a")).ok());
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", MakePod().name("a").json()).ok());
   server_->delayBindings(300ms);
   json binding = {{"metadata", {{"name", "a"}}}, {"target", {{"kind", "Node"}, {"name", "n1"}}}};
   auto bound = client_->post(client::kPods, "default", "a", "binding", binding);
@@ -217,7 +206,7 @@ TEST_F(ClientIntegration, ADelayedBindingIsSentOnce) {
 // A binding slower than the client's timeout fails on the client, is not sent again, and still
 // takes effect: why the scheduler must never blindly retry one.
 TEST_F(ClientIntegration, ABindingThatTimesOutIsNotRetried) {
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("a")).ok());
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", MakePod().name("a").json()).ok());
   auto impatient = makeClient(server_->url(), 5, 200ms);
   server_->delayBindings(1000ms);
   json binding = {{"metadata", {{"name", "a"}}}, {"target", {{"kind", "Node"}, {"name", "n1"}}}};
@@ -231,11 +220,13 @@ TEST_F(ClientIntegration, ABindingThatTimesOutIsNotRetried) {
     }
     return n;
   };
-  ASSERT_TRUE(waitUntil([&] {
-    auto p = store_->get(Resource::Pods, "default", "a");
-    return bindings() > 0 && p.ok() &&
-           p->value("/spec/nodeName"_json_pointer, std::string()) == "n1";
-  }));
+  ASSERT_TRUE(eventually(
+      [&] {
+        auto p = store_->get(Resource::Pods, "default", "a");
+        return bindings() > 0 && p.ok() &&
+               p->value("/spec/nodeName"_json_pointer, std::string()) == "n1";
+      },
+      kDeadline));
   std::this_thread::sleep_for(300ms);  // room for a (wrong) retry to show up
   EXPECT_EQ(bindings(), 1);
 }
@@ -252,7 +243,9 @@ TEST_F(ClientIntegration, ARefusedConnectionHasNoHttpCode) {
 
 TEST_F(ClientIntegration, InformerFollowsChangesAcrossEveryFault) {
   for (int i = 0; i < 50; ++i) {
-    ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("p" + std::to_string(i))).ok());
+    ASSERT_TRUE(
+        store_->create(Resource::Pods, "default", MakePod().name("p" + std::to_string(i)).json())
+            .ok());
   }
   auto inf = podInformer();
   inf->start();
@@ -262,43 +255,47 @@ TEST_F(ClientIntegration, InformerFollowsChangesAcrossEveryFault) {
 
   // A closed watch is reopened from the last resourceVersion, without a list.
   server_->closeWatches();
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("after-close")).ok());
-  ASSERT_TRUE(waitUntil([&] { return matches(*inf); }));
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", MakePod().name("after-close").json()).ok());
+  ASSERT_TRUE(eventually([&] { return matches(*inf); }, kDeadline));
   EXPECT_EQ(count("list"), lists);
 
   // A 410 answer leads to a relist that also removes what vanished meanwhile.
   server_->expireNextWatches(1);
   server_->closeWatches();
   ASSERT_TRUE(store_->remove(Resource::Pods, "default", "p0").ok());
-  ASSERT_TRUE(waitUntil([&] { return count("list") > lists && matches(*inf); }));
+  ASSERT_TRUE(eventually([&] { return count("list") > lists && matches(*inf); }, kDeadline));
 
   // A malformed line leads to a relist. A line injected while the new watch is still starting
   // can miss it, so inject until the relist shows.
   const int beforeMalformed = count("list");
-  ASSERT_TRUE(waitUntil([&] { return watchingSinceLastList(); }));
-  ASSERT_TRUE(waitUntil([&] {
-    if (count("list") > beforeMalformed) {
-      return true;
-    }
-    server_->injectMalformedWatchLine();
-    std::this_thread::sleep_for(50ms);
-    return false;
-  }));
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("after-malformed")).ok());
-  ASSERT_TRUE(waitUntil([&] { return matches(*inf); }));
+  ASSERT_TRUE(eventually([&] { return watchingSinceLastList(); }, kDeadline));
+  ASSERT_TRUE(eventually(
+      [&] {
+        if (count("list") > beforeMalformed) {
+          return true;
+        }
+        server_->injectMalformedWatchLine();
+        std::this_thread::sleep_for(50ms);
+        return false;
+      },
+      kDeadline));
+  ASSERT_TRUE(
+      store_->create(Resource::Pods, "default", MakePod().name("after-malformed").json()).ok());
+  ASSERT_TRUE(eventually([&] { return matches(*inf); }, kDeadline));
 
   // 5xx for a while, then a restart refusing connections: backoff, then recovery.
   server_->failRequestsFor(300ms, 503);
   server_->closeWatches();
   server_->refuseConnectionsFor(500ms);
   ASSERT_TRUE(store_->remove(Resource::Pods, "default", "p1").ok());
-  ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("after-restart")).ok());
-  ASSERT_TRUE(waitUntil([&] { return matches(*inf); }));
+  ASSERT_TRUE(
+      store_->create(Resource::Pods, "default", MakePod().name("after-restart").json()).ok());
+  ASSERT_TRUE(eventually([&] { return matches(*inf); }, kDeadline));
   inf->stop();
 }
 
 json podWithAnnotation(const std::string& name, size_t bytes) {
-  json p = pod(name);
+  json p = MakePod().name(name).json();
   p["metadata"]["annotations"] = {{"example.com/blob", std::string(bytes, 'a')}};
   return p;
 }
@@ -330,11 +327,11 @@ TEST_F(ClientIntegration, AWatchEventOverTheLimitFailsTheStreamAndTheInformerRel
   auto inf = podInformer();
   inf->start();
   ASSERT_TRUE(inf->waitForSync(kDeadline));
-  ASSERT_TRUE(waitUntil([&] { return watchingSinceLastList(); }));
+  ASSERT_TRUE(eventually([&] { return watchingSinceLastList(); }, kDeadline));
   const int lists = count("list");
   const json big2 = podWithAnnotation("big-2", 2 * kLimit);
   ASSERT_TRUE(store_->create(Resource::Pods, "default", big2).ok());
-  ASSERT_TRUE(waitUntil([&] { return count("list") > lists && matches(*inf); }));
+  ASSERT_TRUE(eventually([&] { return count("list") > lists && matches(*inf); }, kDeadline));
   EXPECT_NE(inf->store().get("default/big-2"), nullptr);
   inf->stop();
 }
@@ -363,15 +360,17 @@ TEST_F(ClientIntegration, TensOfThousandsOfWatchEventsArriveWithoutLoss) {
   constexpr int kPods = 1000;
   constexpr int kEvents = kLongWatchEvents;
   for (int i = 0; i < kPods; ++i) {
-    ASSERT_TRUE(store_->create(Resource::Pods, "default", pod("p" + std::to_string(i))).ok());
+    ASSERT_TRUE(
+        store_->create(Resource::Pods, "default", MakePod().name("p" + std::to_string(i)).json())
+            .ok());
   }
   for (int i = kPods; i < kEvents; ++i) {
     const std::string name = "p" + std::to_string(i % kPods);
-    json p = pod(name);
+    json p = MakePod().name(name).json();
     p["metadata"]["labels"] = {{"round", std::to_string(i)}};
     ASSERT_TRUE(store_->update(Resource::Pods, "default", name, p).ok());
   }
-  ASSERT_TRUE(waitUntil([&] { return events.load() >= kEvents; }));
+  ASSERT_TRUE(eventually([&] { return events.load() >= kEvents; }, kDeadline));
   EXPECT_EQ(events.load(), kEvents);
   EXPECT_TRUE(matches(*inf));
   EXPECT_EQ(count("list"), 1);

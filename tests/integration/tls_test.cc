@@ -14,18 +14,15 @@
 #include "pkg/apiserver/store.h"
 #include "pkg/client/rest.h"
 #include "pkg/informer/informer.h"
+#include "tests/support/builders.h"
 #include "tests/support/certs.h"
 
 namespace berth {
 namespace {
 
 using json = nlohmann::json;
+using test::MakePod;
 using namespace std::chrono_literals;
-
-json pod(const std::string& name) {
-  return {{"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
-}
 
 class TlsIntegration : public ::testing::Test {
  protected:
@@ -137,7 +134,7 @@ TEST_F(TlsIntegration, BearerTokenAndItsRotation) {
 
 TEST_F(TlsIntegration, InformerStreamsOverTls) {
   startServer(/*clientCerts=*/true, "s3cr3t");
-  ASSERT_TRUE(store_.create(apiserver::Resource::Pods, "default", pod("a")).ok());
+  ASSERT_TRUE(store_.create(apiserver::Resource::Pods, "default", MakePod().name("a").json()).ok());
   client::RestConfig c = config();
   c.clientCertPem = pki_.client.certificatePem;
   c.clientKeyPem = pki_.client.privateKeyPem;
@@ -147,7 +144,7 @@ TEST_F(TlsIntegration, InformerStreamsOverTls) {
                                    api::decodePod);
   inf.start();
   ASSERT_TRUE(inf.waitForSync(60s));
-  ASSERT_TRUE(store_.create(apiserver::Resource::Pods, "default", pod("b")).ok());
+  ASSERT_TRUE(store_.create(apiserver::Resource::Pods, "default", MakePod().name("b").json()).ok());
   for (auto until = std::chrono::steady_clock::now() + 60s;
        inf.store().size() < 2 && std::chrono::steady_clock::now() < until;) {
     std::this_thread::sleep_for(5ms);

@@ -40,15 +40,6 @@ util::Result<void> writeKubeconfig(const std::string& path, const std::string& s
   return {};
 }
 
-bool eventually(const std::function<bool()>& condition, std::chrono::milliseconds limit) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (condition()) return true;
-    std::this_thread::sleep_for(25ms);
-  }
-  return condition();
-}
-
 std::optional<std::string> logField(std::string_view line, std::string_view key) {
   const std::string marker = " " + std::string(key) + "=";
   const size_t at = line.find(marker);

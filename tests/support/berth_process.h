@@ -3,13 +3,12 @@
 // stdout and stderr appended to a log file the test polls for klog lines, stopped with SIGTERM or
 // killed with SIGKILL, and reaped exactly once. Also the small pieces every such test needs: a
 // kubeconfig for an embedded API server, reading `key="value"` fields from a text-format log line,
-// polling a condition under a deadline, and a plain HTTP GET for the health and metrics endpoints.
+// and a plain HTTP GET for the health and metrics endpoints.
 
 #include <sys/types.h>
 
 #include <chrono>
 #include <cstdint>
-#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -22,10 +21,6 @@ namespace berth::test {
 
 // Writes a kubeconfig whose only cluster is `serverUrl`, with no credentials.
 util::Result<void> writeKubeconfig(const std::string& path, const std::string& serverUrl);
-
-// Polls `condition` every 25 ms until it holds or `limit` passes; its value at the deadline.
-bool eventually(const std::function<bool()>& condition,
-                std::chrono::milliseconds limit = std::chrono::seconds(30));
 
 // The value of `key` in a klog text line (`key="quoted"` with JSON escapes, or `key=bare`);
 // nullopt when the line has no such field.

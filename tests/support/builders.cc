@@ -2,6 +2,7 @@
 
 #include <stdexcept>
 
+#include "pkg/api/decode.h"
 #include "pkg/plugins/registry.h"
 #include "pkg/util/parallel.h"
 
@@ -69,6 +70,11 @@ PodWrapper& PodWrapper::ns(std::string ns) {
 
 PodWrapper& PodWrapper::uid(std::string uid) {
   pod_.metadata.uid = std::move(uid);
+  return *this;
+}
+
+PodWrapper& PodWrapper::resourceVersion(std::string rv) {
+  pod_.metadata.resourceVersion = std::move(rv);
   return *this;
 }
 
@@ -231,6 +237,8 @@ api::PodPtr PodWrapper::obj() const { return std::make_shared<const api::Pod>(po
 
 framework::PodInfoPtr PodWrapper::info() const { return framework::makePodInfo(obj()); }
 
+nlohmann::json PodWrapper::json() const { return api::encodePod(pod_); }
+
 // --- NodeWrapper ---------------------------------------------------------------------------------
 
 NodeWrapper& NodeWrapper::name(std::string name) {
@@ -260,6 +268,8 @@ NodeWrapper& NodeWrapper::allocatable(const Quantities& allocatable) {
 }
 
 api::NodePtr NodeWrapper::obj() const { return std::make_shared<const api::Node>(node_); }
+
+nlohmann::json NodeWrapper::json() const { return api::encodeNode(node_); }
 
 // --- Frameworks ----------------------------------------------------------------------------------
 

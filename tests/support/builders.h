@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <string>
@@ -43,6 +44,7 @@ class PodWrapper {
   PodWrapper& name(std::string name);
   PodWrapper& ns(std::string ns);
   PodWrapper& uid(std::string uid);
+  PodWrapper& resourceVersion(std::string rv);
   PodWrapper& label(std::string key, std::string value);
   PodWrapper& schedulerName(std::string name);
   PodWrapper& priority(int32_t priority);
@@ -85,6 +87,8 @@ class PodWrapper {
 
   api::PodPtr obj() const;
   framework::PodInfoPtr info() const;
+  // The pod as kube-apiserver writes it (api::encodePod), for tests that talk JSON or HTTP.
+  nlohmann::json json() const;
   const api::Pod& pod() const { return pod_; }
 
  private:
@@ -104,6 +108,8 @@ class NodeWrapper {
   NodeWrapper& allocatable(const Quantities& allocatable);
 
   api::NodePtr obj() const;
+  // The node as kube-apiserver writes it (api::encodeNode).
+  nlohmann::json json() const;
   const api::Node& node() const { return node_; }
 
  private:

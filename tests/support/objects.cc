@@ -3,27 +3,28 @@
 #include <fstream>
 #include <sstream>
 
+#include "tests/support/builders.h"
+
 namespace berth::test {
 
 using json = nlohmann::json;
 
 json nodeJson(const std::string& name, const std::string& cpu, json labels) {
-  labels["kubernetes.io/hostname"] = name;
-  const json resources = {{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Node"},
-          {"metadata", {{"name", name}, {"labels", labels}}},
-          {"spec", json::object()},
-          {"status", {{"allocatable", resources}, {"capacity", resources}}}};
+  NodeWrapper node =
+      MakeNode().name(name).allocatable({{"cpu", cpu}, {"memory", "32Gi"}, {"pods", "110"}});
+  for (const auto& [key, value] : labels.items()) {
+    node.label(key, value.get<std::string>());
+  }
+  return node.label("kubernetes.io/hostname", name).json();
 }
 
 json podJson(const std::string& name, const std::string& cpu, const std::string& scheduler) {
-  const json container = {
-      {"name", "app"}, {"image", "nginx"}, {"resources", {{"requests", {{"cpu", cpu}}}}}};
-  return {{"apiVersion", "v1"},
-          {"kind", "Pod"},
-          {"metadata", {{"name", name}, {"namespace", "default"}}},
-          {"spec", {{"schedulerName", scheduler}, {"containers", json::array({container})}}}};
+  json pod = MakePod().name(name).schedulerName(scheduler).req({}).json();
+  // As text: some tests send a quantity that does not parse.
+  pod["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+  // No status, as a client creating a pod sends it.
+  pod.erase("status");
+  return pod;
 }
 
 std::string readFile(const std::string& path) {

@@ -8,20 +8,26 @@
 #include <thread>
 #include <vector>
 
+#include "tests/support/builders.h"
 #include "tests/support/certs.h"
-#include "tests/unit/apiserver/test_client.h"
+#include "tests/support/eventually.h"
+#include "tests/support/test_client.h"
 
 namespace berth::apiserver {
 namespace {
 
 using json = nlohmann::json;
-using testing::ClientTls;
+using test::ClientTls;
+using test::eventually;
+using test::MakeNode;
+using test::Response;
+using test::TestClient;
 using ::testing::HasSubstr;
-using testing::Response;
 using ::testing::StartsWith;
-using testing::TestClient;
 using namespace std::chrono_literals;
 
+// A pod without namespace or status: the server fills both in (from the path, and phase Pending),
+// which the tests check, and the same body is created in several namespaces.
 json pod(const std::string& name, json labels = json::object()) {
   json meta = {{"name", name}};
   if (!labels.empty()) {
@@ -31,23 +37,6 @@ json pod(const std::string& name, json labels = json::object()) {
           {"kind", "Pod"},
           {"metadata", meta},
           {"spec", {{"containers", {{{"name", "c"}, {"image", "busybox"}}}}}}};
-}
-
-json node(const std::string& name) {
-  return {{"apiVersion", "v1"}, {"kind", "Node"}, {"metadata", {{"name", name}}}};
-}
-
-// Polls `condition` until it holds or a generous deadline passes (to avoid hangs, not to time).
-template <typename F>
-bool eventually(F condition, std::chrono::milliseconds deadline = 10s) {
-  const auto end = std::chrono::steady_clock::now() + deadline;
-  while (std::chrono::steady_clock::now() < end) {
-    if (condition()) {
-      return true;
-    }
-    std::this_thread::sleep_for(10ms);
-  }
-  return condition();
 }
 
 class HttpServerTest : public ::testing::Test {
@@ -204,7 +193,7 @@ TEST_F(HttpServerTest, CrudAnswersKubeApiserverCodesAndBodies) {
   EXPECT_EQ(deleted.json()["kind"], "Pod");  // pods return the deleted object
   EXPECT_EQ(call("GET", "/api/v1/namespaces/default/pods/web").code, 404);
 
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
   json uid = call("GET", "/api/v1/nodes/n1").json()["metadata"]["uid"];
   Response nodeDeleted = call("DELETE", "/api/v1/nodes/n1");
   EXPECT_EQ(nodeDeleted.code, 200);
@@ -415,7 +404,7 @@ TEST_F(HttpServerTest, SendsBookmarksWhenAllowed) {
   ServerOptions options;
   options.bookmarkInterval = 50ms;
   startServer(options);
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
   TestClient watcher(server_->port());
   ASSERT_EQ(watcher.openWatch("/api/v1/nodes?watch=true&allowWatchBookmarks=true"), 200);
   auto added = watcher.nextLine();
@@ -428,7 +417,7 @@ TEST_F(HttpServerTest, SendsBookmarksWhenAllowed) {
 }
 
 TEST_F(HttpServerTest, TimeoutSecondsEndsTheStreamAndKeepsTheConnection) {
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
   TestClient watcher(server_->port());
   ASSERT_EQ(watcher.openWatch("/api/v1/nodes?watch=true&timeoutSeconds=1"), 200);
   ASSERT_TRUE(watcher.nextLine());
@@ -440,8 +429,8 @@ TEST_F(HttpServerTest, TimeoutSecondsEndsTheStreamAndKeepsTheConnection) {
 }
 
 TEST_F(HttpServerTest, TooOldResourceVersionIsAnExpiredErrorEvent) {
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n2")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n2").json()).code, 201);
   store_.expireHistory();
   TestClient watcher(server_->port());
   ASSERT_EQ(watcher.openWatch("/api/v1/nodes?watch=true&resourceVersion=1"), 200);
@@ -471,7 +460,7 @@ TEST_F(HttpServerTest, NoticesAWatchClientThatDisconnects) {
 }
 
 TEST_F(HttpServerTest, ReusesKeepAliveConnections) {
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
   for (int i = 0; i < 5; ++i) {
     Response r = call("GET", "/api/v1/nodes/n1");
     ASSERT_EQ(r.code, 200);
@@ -642,7 +631,7 @@ TEST_F(HttpServerTest, InjectsAMalformedLineIntoOpenWatches) {
 }
 
 TEST_F(HttpServerTest, RefusesConnectionsThenListensAgainOnTheSamePort) {
-  ASSERT_EQ(call("POST", "/api/v1/nodes", node("n1")).code, 201);
+  ASSERT_EQ(call("POST", "/api/v1/nodes", MakeNode().name("n1").json()).code, 201);
   const uint16_t port = server_->port();
   TestClient watcher(port);
   ASSERT_EQ(watcher.openWatch("/api/v1/nodes?watch=true"), 200);

@@ -51,6 +51,7 @@ std::string unbase64Url(std::string_view text) {
   return out;
 }
 
+// Without a namespace (the builders' pods are in "default"): one body is created in several.
 json pod(const std::string& name, json labels = json::object(), std::string node = "") {
   json p = {{"metadata", {{"name", name}, {"labels", std::move(labels)}}},
             {"spec", json::object()}};

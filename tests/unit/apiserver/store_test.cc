@@ -28,6 +28,8 @@ std::unique_ptr<Store> makeStore(size_t historySize = 1000) {
   return std::make_unique<Store>(std::move(options));
 }
 
+// Minimal objects rather than test::MakePod().json(): what the store fills in (kind and apiVersion
+// of a node, namespace, schedulerName, status) is what these tests check.
 json pod(std::string name, json spec = json::object(), json labels = json::object()) {
   json meta = {{"name", std::move(name)}};
   if (!labels.empty()) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pkg/api/decode.h"
+#include "tests/support/builders.h"
 
 namespace berth::informer {
 namespace {
@@ -25,11 +26,10 @@ using ::testing::ElementsAre;
 constexpr auto kDeadline = std::chrono::seconds(20);  // only against hangs
 
 json pod(const std::string& name, const std::string& rv, const std::string& cpu = "100m") {
-  return {
-      {"apiVersion", "v1"},
-      {"kind", "Pod"},
-      {"metadata", {{"name", name}, {"namespace", "default"}, {"resourceVersion", rv}}},
-      {"spec", {{"containers", {{{"name", "c"}, {"resources", {{"requests", {{"cpu", cpu}}}}}}}}}}};
+  json p = test::MakePod().name(name).resourceVersion(rv).req({}).json();
+  // Written as text: some tests need a quantity that does not parse.
+  p["spec"]["containers"][0]["resources"]["requests"]["cpu"] = cpu;
+  return p;
 }
 
 std::string eventLine(std::string_view type, const json& object) {

@@ -19,7 +19,7 @@
 #include <optional>
 #include <string>
 
-namespace berth::apiserver::testing {
+namespace berth::test {
 
 namespace net = boost::asio;
 namespace ssl = boost::asio::ssl;
@@ -285,4 +285,4 @@ class TestClient {
   bool closedByPeer_ = false;
 };
 
-}  // namespace berth::apiserver::testing
+}  // namespace berth::test
