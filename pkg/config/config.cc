@@ -40,26 +40,6 @@ constexpr std::string_view kUnsupportedProfile[] = {"percentageOfPlacementsToSco
 constexpr std::string_view kUnsupportedPoints[] = {"placementGenerate", "placementScore",
                                                    "placementFeasible", "podGroupPostFilter"};
 
-struct ExtensionPoint {
-  std::string_view name;
-  PluginSet Plugins::*set;
-};
-constexpr ExtensionPoint kExtensionPoints[] = {
-    {"preEnqueue", &Plugins::preEnqueue},
-    {"queueSort", &Plugins::queueSort},
-    {"preFilter", &Plugins::preFilter},
-    {"filter", &Plugins::filter},
-    {"postFilter", &Plugins::postFilter},
-    {"preScore", &Plugins::preScore},
-    {"score", &Plugins::score},
-    {"reserve", &Plugins::reserve},
-    {"permit", &Plugins::permit},
-    {"preBind", &Plugins::preBind},
-    {"bind", &Plugins::bind},
-    {"postBind", &Plugins::postBind},
-    {"multiPoint", &Plugins::multiPoint},
-};
-
 bool isBerthPlugin(std::string_view name) {
   const auto& defaults = defaultMultiPointPlugins();
   return std::any_of(defaults.begin(), defaults.end(),
@@ -156,7 +136,8 @@ Plugins decodePlugins(Decoder& d, const Json& j, const std::string& path) {
   Plugins plugins;
   std::vector<Decoder::Field> fields;
   for (const ExtensionPoint& point : kExtensionPoints) {
-    fields.push_back({point.name, [&d, &plugins, point](const Json& v, const std::string& p) {
+    if (point.set == nullptr) continue;
+    fields.push_back({point.field, [&d, &plugins, point](const Json& v, const std::string& p) {
                         PluginSet& set = plugins.*point.set;
                         d.object(v, p,
                                  {{"enabled",
@@ -213,6 +194,7 @@ Plugins mergePlugins(const Plugins& custom) {
   defaults.multiPoint.enabled = defaultMultiPointPlugins();
   Plugins out;
   for (const ExtensionPoint& point : kExtensionPoints) {
+    if (point.set == nullptr) continue;
     out.*point.set = mergePluginSet(defaults.*point.set, custom.*point.set);
   }
   return out;

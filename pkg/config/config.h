@@ -13,28 +13,12 @@
 #include <vector>
 
 #include "pkg/api/types.h"
+#include "pkg/config/extension_points.h"
 #include "pkg/util/result.h"
 
 namespace berth::config {
 
 inline constexpr std::string_view kDefaultSchedulerName = "berth";
-
-struct PluginRef {
-  std::string name;
-  int32_t weight = 0;  // score weight; 0 = unset (the runtime then uses 1, as upstream)
-  std::string field;   // where it came from, for errors: "profiles[0].plugins.score.enabled[1]"
-};
-
-struct PluginSet {
-  std::vector<PluginRef> enabled;
-  std::vector<PluginRef> disabled;  // name "*" disables all defaults of this point
-};
-
-// Extension points as in the config file (Permit/PreBind/PostBind exist for compatibility).
-struct Plugins {
-  PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
-      preBind, bind, postBind, multiPoint;
-};
 
 // NodeResourcesFit arguments (NodeResourcesFitArgs).
 struct ResourceSpec {

@@ -15,6 +15,7 @@
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/runtime/plugin_durations.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
 
@@ -47,9 +48,10 @@ class Framework {
   // Builds and validates the profile: every plugin exists and implements the points it is enabled
   // at, exactly one QueueSort, at least one Bind. Errors name the profile and the configuration
   // field.
-  static util::Result<std::unique_ptr<Framework>> create(const Registry& registry,
-                                                         const config::Profile& profile,
-                                                         const Handle& handle);
+  // `clock` times the plugins and extension points; it must outlive the framework.
+  static util::Result<std::unique_ptr<Framework>> create(
+      const Registry& registry, const config::Profile& profile, const Handle& handle,
+      const util::Clock& clock = util::realClock());
 
   const std::string& profileName() const { return profile_name_; }
   int32_t percentageOfNodesToScore(int32_t global) const {
@@ -102,9 +104,14 @@ class Framework {
   int64_t scoreWeight(std::string_view plugin) const;
   // scheduler_plugin_execution_duration_seconds of this profile's plugins (sampled cycles only).
   const PluginDurations& pluginDurations() const { return *durations_; }
+  const util::Clock& clock() const { return clock_; }
 
  private:
-  Framework() = default;
+  explicit Framework(const util::Clock& clock) : clock_(clock) {}
+  // Calls fn with the typed plugin list of an implemented, configurable point (const or not, as
+  // `self`); its result, or a default value for any other point.
+  template <typename Self, typename Fn>
+  static auto visitList(Self& self, Point point, Fn&& fn) -> decltype(fn(self.filter_));
   const ScorePlugin* scorePlugin(std::string_view name) const;
   std::vector<size_t> activeScorePlugins(const CycleState& state) const;  // indexes into score_
   // Runs `call` (returning a Status), timed into durations_ when the cycle is sampled.
@@ -114,7 +121,9 @@ class Framework {
   std::string profile_name_;
   std::optional<int32_t> percentage_of_nodes_to_score_;
   std::vector<PluginPtr> owned_;
-  const QueueSortPlugin* queue_sort_ = nullptr;
+  const util::Clock& clock_;
+  std::vector<const QueueSortPlugin*> queue_sorts_;  // exactly one once created
+  const QueueSortPlugin* queue_sort_ = nullptr;      // queue_sorts_.front(), for less()
   std::vector<const PreFilterPlugin*> pre_filter_;
   std::vector<const FilterPlugin*> filter_;
   std::vector<const PostFilterPlugin*> post_filter_;
