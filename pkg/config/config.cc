@@ -6,18 +6,11 @@
 #include <map>
 #include <set>
 
-#include "pkg/config/internal/decoder.h"
+#include "pkg/config/decoder.h"
 #include "pkg/config/internal/text.h"
 
 namespace berth::config {
 namespace {
-
-using internal::child;
-using internal::Decoder;
-using internal::describe;
-using internal::index;
-using internal::Json;
-using internal::quote;
 
 constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 constexpr std::string_view kJsonContentType = "application/json";
@@ -56,11 +49,6 @@ std::string pluginNameProblem(const std::string& name) {
     return "plugin \"" + name + "\" is not supported by berth";
   }
   return "unknown plugin " + quote(name);
-}
-
-bool takesArgs(std::string_view name) {
-  return name == "NodeResourcesFit" || name == "NodeResourcesBalancedAllocation" ||
-         name == "NodeAffinity";
 }
 
 std::string formatMillis(int64_t millis) {
@@ -224,13 +212,12 @@ std::string effectiveQueueSort(const Plugins& plugins) {
 Profile defaultProfile(std::string field) {
   Profile profile;
   profile.plugins.multiPoint.enabled = defaultMultiPointPlugins();
-  profile.nodeResourcesFit.scoringStrategy.resources = internal::defaultResources();
-  profile.nodeResourcesBalancedAllocation.resources = internal::defaultResources();
   profile.field = std::move(field);
   return profile;
 }
 
-void decodePluginConfig(Decoder& d, const Json& j, const std::string& path, Profile& profile) {
+void decodePluginConfig(Decoder& d, const Json& j, const std::string& path,
+                        const PluginArgsDecoder& decoder, Profile& profile) {
   std::map<std::string, std::string> seen;
   d.list(j, path, [&](const Json& entry, const std::string& p) {
     std::string namePath = child(p, "name");
@@ -248,21 +235,15 @@ void decodePluginConfig(Decoder& d, const Json& j, const std::string& path, Prof
         d.fail(namePath, "duplicate entry for plugin \"" + name + "\" (also " + it->second + ")");
       } else if (!isBerthPlugin(name)) {
         d.fail(namePath, pluginNameProblem(name));
-      } else if (!takesArgs(name)) {
+      } else if (!decoder.takesArgs(name)) {
         d.fail(namePath, "plugin \"" + name + "\" takes no arguments");
       }
     }
     d.object(entry, p,
              {{"name", [](const Json&, const std::string&) {}},
               {"args", [&](const Json& v, const std::string& ap) {
-                 if (name == "NodeResourcesFit") {
-                   internal::decodeNodeResourcesFitArgs(d, v, ap, profile.nodeResourcesFit);
-                 } else if (name == "NodeResourcesBalancedAllocation") {
-                   internal::decodeNodeResourcesBalancedAllocationArgs(
-                       d, v, ap, profile.nodeResourcesBalancedAllocation);
-                 } else if (name == "NodeAffinity") {
-                   internal::decodeNodeAffinityArgs(d, v, ap, profile.nodeAffinity);
-                 }
+                 decoder.checkArgs(name, d, v, ap);
+                 if (!d.failed()) profile.pluginConfig.push_back({name, v, ap});
                }}});
   });
 }
@@ -278,7 +259,8 @@ struct DecodedProfile {
   bool named = false;
 };
 
-DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path) {
+DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path,
+                             const PluginArgsDecoder& decoder) {
   DecodedProfile out{defaultProfile(path)};
   Plugins custom;
   d.object(
@@ -299,7 +281,9 @@ DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path)
         }},
        {"plugins", [&](const Json& v, const std::string& p) { custom = decodePlugins(d, v, p); }},
        {"pluginConfig",
-        [&](const Json& v, const std::string& p) { decodePluginConfig(d, v, p, out.profile); }}},
+        [&](const Json& v, const std::string& p) {
+          decodePluginConfig(d, v, p, decoder, out.profile);
+        }}},
       kUnsupportedProfile);
   out.profile.plugins = mergePlugins(custom);
   return out;
@@ -434,7 +418,7 @@ void decodeClientConnection(Decoder& d, const Json& j, const std::string& path,
 // --- The whole configuration ---------------------------------------------------------------------
 
 void checkTypeMeta(Decoder& d, const Json& root) {
-  const std::string expected = "\"" + std::string(internal::kApiVersion) + "\"";
+  const std::string expected = "\"" + std::string(kApiVersion) + "\"";
   auto apiVersion = root.find("apiVersion");
   if (apiVersion == root.end() || apiVersion->is_null()) {
     d.fail("apiVersion", "required, must be " + expected);
@@ -444,7 +428,7 @@ void checkTypeMeta(Decoder& d, const Json& root) {
   if (!version) {
     return;
   }
-  if (*version != internal::kApiVersion) {
+  if (*version != kApiVersion) {
     bool beta = version->rfind("kubescheduler.config.k8s.io/", 0) == 0;
     d.fail("apiVersion",
            "unsupported version " + quote(*version) + ", must be " + expected +
@@ -496,7 +480,7 @@ void validateProfiles(Decoder& d, const std::vector<DecodedProfile>& profiles) {
   }
 }
 
-Configuration decodeConfiguration(Decoder& d, const Json& root) {
+Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginArgsDecoder& decoder) {
   Configuration cfg;
   std::vector<DecodedProfile> profiles;
   std::optional<int64_t> initialBackoff;
@@ -533,7 +517,7 @@ Configuration decodeConfiguration(Decoder& d, const Json& root) {
             {"profiles",
              [&](const Json& v, const std::string& p) {
                d.list(v, p, [&](const Json& item, const std::string& ip) {
-                 profiles.push_back(decodeProfile(d, item, ip));
+                 profiles.push_back(decodeProfile(d, item, ip, decoder));
                });
              }},
             {"leaderElection",
@@ -578,7 +562,8 @@ Configuration decodeConfiguration(Decoder& d, const Json& root) {
   return cfg;
 }
 
-util::Result<Configuration> parse(std::string_view text, const std::string& prefix) {
+util::Result<Configuration> parse(std::string_view text, const std::string& prefix,
+                                  const PluginArgsDecoder& decoder) {
   auto doc = internal::parseDocument(text);
   if (!doc.ok()) {
     return util::invalidArgument(prefix + ": " + doc.error().message);
@@ -595,7 +580,7 @@ util::Result<Configuration> parse(std::string_view text, const std::string& pref
   checkTypeMeta(d, root);
   Configuration cfg;
   if (!d.failed()) {
-    cfg = decodeConfiguration(d, root);
+    cfg = decodeConfiguration(d, root, decoder);
   }
   if (d.failed()) {
     return util::invalidArgument(prefix + ": " + d.error());
@@ -616,6 +601,13 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
   return kDefaults;
 }
 
+const PluginConfig* Profile::pluginConfigFor(std::string_view name) const {
+  for (const PluginConfig& c : pluginConfig) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 Configuration defaultConfiguration() {
   Configuration cfg;
   Profile profile = defaultProfile("profiles[0]");
@@ -625,10 +617,11 @@ Configuration defaultConfiguration() {
   return cfg;
 }
 
-util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source) {
+util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
+                                               const PluginArgsDecoder& args) {
   std::string prefix(source);
   try {
-    return parse(text, prefix);
+    return parse(text, prefix, args);
   } catch (const std::exception& e) {
     // Nothing above should throw; if a library does (e.g. out of memory), it still stays inside.
     return util::Error{util::ErrorCode::Internal, prefix + ": " + e.what()};

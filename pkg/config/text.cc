@@ -497,6 +497,13 @@ std::optional<int64_t> parseGoDuration(std::string_view s) {
   return negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
 }
 
+}  // namespace berth::config::internal
+
+namespace berth::config {
+
+using internal::isDns1123Subdomain;
+using internal::isQualifiedNamePart;
+
 std::optional<std::string> qualifiedNameProblem(std::string_view name) {
   std::string_view prefix;
   std::string_view part = name;
@@ -569,4 +576,4 @@ std::string describe(const Json& value) {
   }
 }
 
-}  // namespace berth::config::internal
+}  // namespace berth::config

@@ -9,7 +9,7 @@ namespace {
 
 using PluginMap = std::map<std::string, Plugin*, std::less<>>;
 
-std::string quoted(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string inQuotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
 
 // Fills one extension point's list from the profile, as upstream's updatePluginList followed by
 // expandMultiPointPlugins: plugins enabled for this point explicitly keep their order; a plugin
@@ -23,11 +23,11 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
   for (const auto& ref : specific.enabled) {
     auto* p = dynamic_cast<const T*>(plugins.find(ref.name)->second);
     if (p == nullptr) {
-      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+      return util::invalidArgument(ref.field + ": plugin " + inQuotes(ref.name) +
                                    " does not extend " + std::string(point) + " plugin");
     }
     if (std::find(enabled.begin(), enabled.end(), ref.name) != enabled.end()) {
-      return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+      return util::invalidArgument(ref.field + ": plugin " + inQuotes(ref.name) +
                                    " already registered as " + std::string(point) + " plugin");
     }
     enabled.push_back(ref.name);
@@ -48,7 +48,7 @@ util::Result<void> buildPoint(std::string_view point, const config::PluginSet& s
       }
       if (std::find(fromMultiPoint.begin(), fromMultiPoint.end(), ref.name) !=
           fromMultiPoint.end()) {
-        return util::invalidArgument(ref.field + ": plugin " + quoted(ref.name) +
+        return util::invalidArgument(ref.field + ": plugin " + inQuotes(ref.name) +
                                      " already registered as " + std::string(point) + " plugin");
       }
       fromMultiPoint.push_back(ref.name);
@@ -82,7 +82,7 @@ std::vector<std::string> namesOf(const std::vector<const T*>& plugins) {
 // ("running PreFilter plugin %q", "running %q filter plugin"). The plugin is recorded too.
 Status pluginError(std::string_view format, const Plugin& plugin, const Status& s) {
   std::string message(format);
-  message.replace(message.find("%q"), 2, quoted(plugin.name()));
+  message.replace(message.find("%q"), 2, inQuotes(plugin.name()));
   return Status::error(message + ": " + s.message()).withPlugin(plugin.name());
 }
 
@@ -113,23 +113,41 @@ auto Framework::visitList(Self& self, Point point, Fn&& fn) -> decltype(fn(self.
 }
 
 util::Result<void> Registry::add(std::string name, PluginFactory factory) {
-  if (factories_.contains(name)) {
+  Entry entry;
+  entry.make = [factory = std::move(factory)](const config::PluginConfig*, const Handle& handle) {
+    return factory(handle);
+  };
+  return addEntry(std::move(name), std::move(entry));
+}
+
+util::Result<void> Registry::addEntry(std::string name, Entry entry) {
+  if (entries_.contains(name)) {
     return util::Error{util::ErrorCode::AlreadyExists,
-                       "a plugin named " + quoted(name) + " already exists"};
+                       "a plugin named " + inQuotes(name) + " already exists"};
   }
-  factories_.emplace(std::move(name), std::move(factory));
+  entries_.emplace(std::move(name), std::move(entry));
   return {};
 }
 
-const PluginFactory* Registry::find(std::string_view name) const {
-  auto it = factories_.find(name);
-  return it == factories_.end() ? nullptr : &it->second;
+const Registry::Entry* Registry::find(std::string_view name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, f] : factories_) out.push_back(name);
+  for (const auto& [name, e] : entries_) out.push_back(name);
   return out;
+}
+
+bool Registry::takesArgs(std::string_view name) const {
+  const Entry* e = find(name);
+  return e != nullptr && e->check;
+}
+
+void Registry::checkArgs(std::string_view name, config::Decoder& d, const config::Json& args,
+                         const std::string& path) const {
+  if (const Entry* e = find(name); e != nullptr && e->check) e->check(d, args, path);
 }
 
 util::Result<FrameworkPtr> Framework::create(const Registry& registry,
@@ -138,7 +156,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   FrameworkPtr fw(new Framework(clock));
   fw->profile_name_ = profile.schedulerName;
   fw->percentage_of_nodes_to_score_ = profile.percentageOfNodesToScore;
-  const std::string prefix = "profile " + quoted(profile.schedulerName);
+  const std::string prefix = "profile " + inQuotes(profile.schedulerName);
   const config::Plugins& ps = profile.plugins;
 
   // Instantiate every plugin enabled anywhere, once.
@@ -147,13 +165,13 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     if (point.set == nullptr) continue;
     for (const auto& ref : (ps.*point.set).enabled) {
       if (plugins.contains(ref.name)) continue;
-      const PluginFactory* factory = registry.find(ref.name);
-      if (factory == nullptr) {
+      const Registry::Entry* entry = registry.find(ref.name);
+      if (entry == nullptr) {
         return util::invalidArgument(prefix + ": " + ref.field + ": unknown plugin " +
-                                     quoted(ref.name));
+                                     inQuotes(ref.name));
       }
-      auto plugin = (*factory)(profile, handle);
-      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + quoted(ref.name));
+      auto plugin = entry->make(profile.pluginConfigFor(ref.name), handle);
+      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + inQuotes(ref.name));
       plugins.emplace(ref.name, plugin->get());
       fw->owned_.push_back(std::move(*plugin));
     }
@@ -163,7 +181,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
     if (point.implemented || point.set == nullptr || point.point == Point::MultiPoint) continue;
     if (const auto& enabled = (ps.*point.set).enabled; !enabled.empty()) {
       return util::invalidArgument(prefix + ": " + enabled.front().field + ": plugin " +
-                                   quoted(enabled.front().name) + " does not extend " +
+                                   inQuotes(enabled.front().name) + " does not extend " +
                                    std::string(point.name) + " plugin");
     }
   }

@@ -9,6 +9,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pkg/config/config.h"
@@ -21,19 +22,70 @@
 
 namespace berth::framework::runtime {
 
-using PluginFactory =
-    std::function<util::Result<PluginPtr>(const config::Profile& profile, const Handle& handle)>;
+// Builds a plugin that takes no args.
+using PluginFactory = std::function<util::Result<PluginPtr>(const Handle& handle)>;
+// Builds a plugin from its args, as its ArgsDecoder decoded, defaulted and validated them.
+template <typename Args>
+using PluginFactoryWithArgs =
+    std::function<util::Result<PluginPtr>(const Args& args, const Handle& handle)>;
+// Decodes a plugin's pluginConfig args over the defaults in `out` and validates them, reporting
+// the first problem on the decoder.
+template <typename Args>
+using ArgsDecoder = void (*)(config::Decoder& d, const config::Json& args, const std::string& path,
+                             Args& out);
 
-// Plugin name -> factory. Names are unique.
-class Registry {
+// Plugin name -> how to build it and, for a plugin with args, how to decode them. Names are
+// unique. The configuration checks pluginConfig through it.
+class Registry final : public config::PluginArgsDecoder {
  public:
+  struct Entry {
+    // Builds the plugin from its pluginConfig entry (nullptr: its default args).
+    std::function<util::Result<PluginPtr>(const config::PluginConfig* config, const Handle&)> make;
+    // Checks args given in pluginConfig; empty for a plugin that takes none.
+    std::function<void(config::Decoder&, const config::Json&, const std::string&)> check;
+  };
+
   util::Result<void> add(std::string name, PluginFactory factory);
-  const PluginFactory* find(std::string_view name) const;
+  template <typename Args>
+  util::Result<void> add(std::string name,
+                         std::type_identity_t<PluginFactoryWithArgs<Args>> factory,
+                         ArgsDecoder<Args> decode);
+  const Entry* find(std::string_view name) const;
   std::vector<std::string> names() const;
 
+  // config::PluginArgsDecoder
+  bool takesArgs(std::string_view name) const override;
+  void checkArgs(std::string_view name, config::Decoder& d, const config::Json& args,
+                 const std::string& path) const override;
+
  private:
-  std::map<std::string, PluginFactory, std::less<>> factories_;
+  util::Result<void> addEntry(std::string name, Entry entry);
+
+  std::map<std::string, Entry, std::less<>> entries_;
 };
+
+template <typename Args>
+util::Result<void> Registry::add(std::string name,
+                                 std::type_identity_t<PluginFactoryWithArgs<Args>> factory,
+                                 ArgsDecoder<Args> decode) {
+  Entry entry;
+  entry.make = [factory = std::move(factory), decode](
+                   const config::PluginConfig* config,
+                   const Handle& handle) -> util::Result<PluginPtr> {
+    Args args;
+    if (config != nullptr) {
+      config::Decoder d;
+      decode(d, config->args, config->field, args);
+      if (d.failed()) return util::invalidArgument(d.error());
+    }
+    return factory(args, handle);
+  };
+  entry.check = [decode](config::Decoder& d, const config::Json& json, const std::string& path) {
+    Args args;
+    decode(d, json, path, args);
+  };
+  return addEntry(std::move(name), std::move(entry));
+}
 
 // Normalized (unweighted) scores of the feasible nodes, per score plugin, and the weighted totals.
 struct ScoreTable {

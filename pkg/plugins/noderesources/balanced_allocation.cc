@@ -49,13 +49,10 @@ Status BalancedAllocation::score(const framework::CycleState& state, const frame
   return Status::success();
 }
 
-util::Result<framework::PluginPtr> newBalancedAllocation(const config::Profile& profile,
-                                                         const framework::Handle& /*handle*/) {
-  auto scorer = ResourceAllocationScorer::create(
-      ScoringFunction::Balanced, profile.nodeResourcesBalancedAllocation.resources, {},
-      profile.field + ": NodeResourcesBalancedAllocationArgs");
-  if (!scorer.ok()) return scorer.error();
-  return framework::PluginPtr(new BalancedAllocation(std::move(scorer).value()));
+util::Result<framework::PluginPtr> newBalancedAllocation(
+    const NodeResourcesBalancedAllocationArgs& args, const framework::Handle& /*handle*/) {
+  return framework::PluginPtr(new BalancedAllocation(
+      ResourceAllocationScorer(ScoringFunction::Balanced, args.resources, {})));
 }
 
 }  // namespace berth::plugins::noderesources

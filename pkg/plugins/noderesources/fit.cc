@@ -152,35 +152,24 @@ Status Fit::score(const framework::CycleState& state, const framework::PodInfo& 
   return Status::success();
 }
 
-util::Result<framework::PluginPtr> newFit(const config::Profile& profile,
+util::Result<framework::PluginPtr> newFit(const NodeResourcesFitArgs& args,
                                           const framework::Handle& /*handle*/) {
-  const config::NodeResourcesFitArgs& args = profile.nodeResourcesFit;
-  const std::string field = profile.field + ": NodeResourcesFitArgs";
-  for (size_t i = 0; i < args.ignoredResourceGroups.size(); ++i) {
-    if (args.ignoredResourceGroups[i].find('/') != std::string::npos) {
-      return util::invalidArgument(field + ".ignoredResourceGroups[" + std::to_string(i) +
-                                   "]: resource group name can't contain '/'");
-    }
-  }
-
   ScoringFunction function = ScoringFunction::LeastAllocated;
   switch (args.scoringStrategy.type) {
-    case config::ScoringStrategy::Type::LeastAllocated:
+    case ScoringStrategy::Type::LeastAllocated:
       function = ScoringFunction::LeastAllocated;
       break;
-    case config::ScoringStrategy::Type::MostAllocated:
+    case ScoringStrategy::Type::MostAllocated:
       function = ScoringFunction::MostAllocated;
       break;
-    case config::ScoringStrategy::Type::RequestedToCapacityRatio:
+    case ScoringStrategy::Type::RequestedToCapacityRatio:
       function = ScoringFunction::RequestedToCapacityRatio;
       break;
   }
-  auto scorer =
-      ResourceAllocationScorer::create(function, args.scoringStrategy.resources,
-                                       args.scoringStrategy.shape, field + ".scoringStrategy");
-  if (!scorer.ok()) return scorer.error();
   return framework::PluginPtr(
-      new Fit(args.ignoredResources, args.ignoredResourceGroups, std::move(scorer).value()));
+      new Fit(args.ignoredResources, args.ignoredResourceGroups,
+              ResourceAllocationScorer(function, args.scoringStrategy.resources,
+                                       args.scoringStrategy.shape)));
 }
 
 }  // namespace berth::plugins::noderesources

@@ -10,10 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "pkg/config/config.h"
 #include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
-#include "pkg/util/result.h"
+#include "pkg/plugins/noderesources/args.h"
 
 namespace berth::plugins::noderesources {
 
@@ -41,16 +40,11 @@ struct ShapePoint {
 // `shape` must not be empty.
 int64_t brokenLinear(const std::vector<ShapePoint>& shape, int64_t utilization);
 
-// cpu:1, memory:1, what upstream defaults an empty resource list to.
-std::vector<config::ResourceSpec> defaultResourceSpecs();
-
 class ResourceAllocationScorer {
  public:
-  // `resources` empty means the defaults. `shape` (utilization 0..100, score 0..10) is for
-  // RequestedToCapacityRatio only. Errors name the offending field under `field`.
-  static util::Result<ResourceAllocationScorer> create(
-      ScoringFunction function, const std::vector<config::ResourceSpec>& resources,
-      const std::vector<config::UtilizationShapePoint>& shape, std::string_view field);
+  // `resources` and `shape` (RequestedToCapacityRatio only) as their args decoder validated them.
+  ResourceAllocationScorer(ScoringFunction function, const std::vector<ResourceSpec>& resources,
+                           const std::vector<UtilizationShapePoint>& shape);
 
   const std::vector<ScoredResource>& resources() const { return resources_; }
 
@@ -61,8 +55,6 @@ class ResourceAllocationScorer {
   int64_t score(const framework::NodeInfo& node, const int64_t* podRequests) const;
 
  private:
-  ResourceAllocationScorer() = default;
-
   ScoringFunction function_ = ScoringFunction::LeastAllocated;
   std::vector<ScoredResource> resources_;
   std::vector<ShapePoint> shape_;

@@ -105,7 +105,7 @@ class FakeBind final : public BindPlugin {
 
 template <typename T, typename... Args>
 PluginFactory factoryOf(Args... args) {
-  return [=](const config::Profile&, const Handle&) -> util::Result<PluginPtr> {
+  return [=](const Handle&) -> util::Result<PluginPtr> {
     return PluginPtr(std::make_unique<T>(args...));
   };
 }
@@ -484,7 +484,7 @@ class SlowFilter final : public FilterPlugin {
 TEST_F(RunnerTest, PluginCallsAreTimedOnTheFrameworksClock) {
   util::FakeClock clock;
   Registry r = plugins::makeInTreeRegistry();
-  r.add("SlowFilter", [&clock](const config::Profile&, const Handle&) -> util::Result<PluginPtr> {
+  r.add("SlowFilter", [&clock](const Handle&) -> util::Result<PluginPtr> {
      return PluginPtr(std::make_unique<SlowFilter>(clock, std::chrono::milliseconds(3)));
    }).ignore();
   auto p = profileWith({});

@@ -436,8 +436,7 @@ TEST_F(GenericSchedulerTest, FilterErrorAbortsTheCycle) {
   auto registry = plugins::makeInTreeRegistry();
   ASSERT_TRUE(registry
                   .add("BrokenFilter",
-                       [](const config::Profile&,
-                          const framework::Handle&) -> util::Result<framework::PluginPtr> {
+                       [](const framework::Handle&) -> util::Result<framework::PluginPtr> {
                          return framework::PluginPtr(std::make_unique<BrokenFilter>());
                        })
                   .ok());
