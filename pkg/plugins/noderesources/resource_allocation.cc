@@ -1,7 +1,9 @@
 #include "pkg/plugins/noderesources/resource_allocation.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <memory>
 #include <string>
 
 #include "pkg/framework/interface.h"
@@ -147,6 +149,13 @@ int64_t weightedScore(const std::vector<ScoredResource>& resources,
   return nodeScore / weightSum;
 }
 
+struct PodRequestsState final : framework::StateData {
+  std::vector<int64_t> podRequests;  // one per scored resource
+  std::unique_ptr<framework::StateData> clone() const override {
+    return std::make_unique<PodRequestsState>(*this);
+  }
+};
+
 }  // namespace
 
 int64_t brokenLinear(const std::vector<ShapePoint>& shape, int64_t p) {
@@ -211,6 +220,36 @@ int64_t ResourceAllocationScorer::score(const framework::NodeInfo& node,
     fractions[n++] = f > 1 ? 1 : f;
   }
   return balancedScore(fractions, n);
+}
+
+}  // namespace berth::plugins::noderesources
+
+namespace berth::plugins::noderesources {
+
+void ResourceAllocationScorer::writePreScoreState(framework::CycleState& state,
+                                                  framework::StateKey key,
+                                                  std::vector<int64_t> podRequests) const {
+  auto s = std::make_unique<PodRequestsState>();
+  s->podRequests = std::move(podRequests);
+  state.write(key, std::move(s));
+}
+
+int64_t ResourceAllocationScorer::scoreWithState(const framework::CycleState& state,
+                                                 framework::StateKey key,
+                                                 const framework::PodInfo& pod,
+                                                 const framework::NodeInfo& node) const {
+  const auto* s = state.readAs<PodRequestsState>(key);
+  // The size check guards against a state written for another resource list.
+  if (s != nullptr && s->podRequests.size() == resources_.size()) {
+    return score(node, s->podRequests.data());
+  }
+  auto requests = podRequests(pod);
+  if (function_ == ScoringFunction::Balanced && isBestEffort(requests)) return 0;
+  return score(node, requests.data());
+}
+
+bool ResourceAllocationScorer::isBestEffort(const std::vector<int64_t>& podRequests) {
+  return std::all_of(podRequests.begin(), podRequests.end(), [](int64_t r) { return r == 0; });
 }
 
 }  // namespace berth::plugins::noderesources

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/framework/cycle_state.h"
 #include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/plugins/noderesources/args.h"
@@ -53,6 +54,16 @@ class ResourceAllocationScorer {
   std::vector<int64_t> podRequests(const framework::PodInfo& pod) const;
   // `podRequests` has one entry per scored resource.
   int64_t score(const framework::NodeInfo& node, const int64_t* podRequests) const;
+  // PreScore: the pod's requests, stored under `key` for scoreWithState.
+  void writePreScoreState(framework::CycleState& state, framework::StateKey key,
+                          std::vector<int64_t> podRequests) const;
+  // Score with the requests PreScore stored under `key`; when PreScore did not run (not enabled at
+  // that point) they are computed here, as upstream, and for Balanced a best-effort pod scores 0.
+  int64_t scoreWithState(const framework::CycleState& state, framework::StateKey key,
+                         const framework::PodInfo& pod, const framework::NodeInfo& node) const;
+
+  // No request for any scored resource.
+  static bool isBestEffort(const std::vector<int64_t>& podRequests);
 
  private:
   ScoringFunction function_ = ScoringFunction::LeastAllocated;
