@@ -8,6 +8,7 @@
 
 #include "pkg/config/decoder.h"
 #include "pkg/config/internal/text.h"
+#include "pkg/util/duration.h"
 
 namespace berth::config {
 namespace {
@@ -300,7 +301,9 @@ Decoder::Handler durationField(Decoder& d, DurationValue& out) {
   return [&d, &out](const Json& v, const std::string& p) {
     std::optional<int64_t> nanos;
     if (v.is_string()) {
-      nanos = internal::parseGoDuration(v.get<std::string>());
+      if (auto parsed = util::parseGoDuration(v.get<std::string>()); parsed.ok()) {
+        nanos = parsed->count();
+      }
     }
     if (!nanos) {
       d.fail(p, "invalid duration " + describe(v) + ", want a Go duration like \"15s\", " +

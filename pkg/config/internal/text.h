@@ -1,5 +1,5 @@
 #pragma once
-// Private to pkg/config: turning configuration text into JSON values, and Go durations.
+// Private to pkg/config: turning configuration text into JSON values.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -17,8 +17,5 @@ namespace berth::config::internal {
 // key given twice in one mapping is an error, as in upstream's strict decoding. Messages carry no
 // source prefix.
 util::Result<Json> parseDocument(std::string_view text);
-
-// Go's time.ParseDuration ("1m30s", "500ms", "-1.5h", "0"), in nanoseconds; nullopt when invalid.
-std::optional<int64_t> parseGoDuration(std::string_view text);
 
 }  // namespace berth::config::internal
