@@ -505,3 +505,59 @@ TEST(Config, YamlScalarsAreTypedAsUpstream) {
 
 }  // namespace
 }  // namespace berth::config
+
+namespace berth::config {
+namespace {
+
+// Args decoding as config sees it: NodePorts takes args, which must be a mapping with "ok: true".
+class FakeArgsDecoder final : public PluginArgsDecoder {
+ public:
+  bool takesArgs(std::string_view name) const override { return name == "NodePorts"; }
+  void checkArgs(std::string_view name, Decoder& d, const Json& args,
+                 const std::string& path) const override {
+    checked.push_back(std::string(name) + "@" + path);
+    if (!args.is_object() || args.value("ok", false) != true) d.fail(path, "fake says no");
+  }
+  mutable std::vector<std::string> checked;
+};
+
+TEST(Config, PluginArgsAreDispatchedByNameToTheGivenDecoder) {
+  FakeArgsDecoder fake;
+  const std::string header(kHeader);
+  auto cfg = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodePorts
+    args: {ok: true}
+)",
+                                        "config.yaml", fake);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(fake.checked, std::vector<std::string>{"NodePorts@profiles[0].pluginConfig[0].args"});
+  const PluginConfig* raw = cfg->profiles[0].pluginConfigFor("NodePorts");
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(raw->field, "profiles[0].pluginConfig[0].args");
+  EXPECT_EQ(raw->args, Json::parse(R"({"ok": true})"));
+  EXPECT_EQ(cfg->profiles[0].pluginConfigFor("NodeAffinity"), nullptr);
+
+  auto refused = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodePorts
+    args: {ok: false}
+)",
+                                            "config.yaml", fake);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "config.yaml: profiles[0].pluginConfig[0].args: fake says no");
+
+  auto noArgs = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args: {}
+)",
+                                           "config.yaml", fake);
+  ASSERT_FALSE(noArgs.ok());
+  EXPECT_EQ(noArgs.error().message,
+            "config.yaml: profiles[0].pluginConfig[0].name: plugin \"NodeResourcesFit\" takes no "
+            "arguments");
+}
+
+}  // namespace
+}  // namespace berth::config
