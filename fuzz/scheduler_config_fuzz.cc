@@ -4,13 +4,15 @@
 
 #include "fuzz/fuzz_check.h"
 #include "pkg/config/config.h"
+#include "pkg/plugins/registry.h"
 
 namespace config = berth::config;
 using berth::fuzz::check;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const auto parsed =
-      config::parseConfiguration(berth::fuzz::asText(data, size), "scheduler-config.yaml");
+  static const berth::framework::runtime::Registry kRegistry = berth::plugins::makeInTreeRegistry();
+  const auto parsed = config::parseConfiguration(berth::fuzz::asText(data, size),
+                                                 "scheduler-config.yaml", kRegistry);
   if (!parsed.ok()) {
     return 0;
   }

@@ -7,6 +7,8 @@
 #include <optional>
 #include <sstream>
 
+#include "pkg/util/duration.h"
+
 namespace berth::cmd {
 
 void FlagSet::addString(std::string name, std::string* target, std::string help) {
@@ -54,39 +56,13 @@ std::string formatDuration(std::chrono::milliseconds d) {
 }
 
 util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
-  auto bad = [&] {
+  // No flag takes a negative duration, so a sign is refused rather than read as Go would.
+  if (!text.empty() && (text.front() == '-' || text.front() == '+')) {
     return util::invalidArgument("time: invalid duration \"" + std::string(text) + "\"");
-  };
-  if (text == "0") return std::chrono::milliseconds(0);
-  if (text.empty()) return bad();
-  double total = 0;
-  size_t i = 0;
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() && (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.'))
-      ++i;
-    if (i == start) return bad();
-    double number = 0;
-    auto [p, ec] = std::from_chars(text.data() + start, text.data() + i, number);
-    if (ec != std::errc() || p != text.data() + i) return bad();
-    size_t unitStart = i;
-    while (i < text.size() && std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
-    std::string_view unit = text.substr(unitStart, i - unitStart);
-    double scale = unit == "h"    ? 3600000
-                   : unit == "m"  ? 60000
-                   : unit == "s"  ? 1000
-                   : unit == "ms" ? 1
-                                  : -1;
-    if (scale < 0) {
-      if (unit.empty())
-        return util::invalidArgument("time: missing unit in duration \"" + std::string(text) +
-                                     "\"");
-      return util::invalidArgument("time: unknown unit \"" + std::string(unit) +
-                                   "\" in duration \"" + std::string(text) + "\"");
-    }
-    total += number * scale;
   }
-  return std::chrono::milliseconds(static_cast<int64_t>(total));
+  auto parsed = util::parseGoDuration(text);
+  if (!parsed.ok()) return parsed.error();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(*parsed);
 }
 
 bool FlagSet::changed(const std::string& name) const {

@@ -17,6 +17,7 @@
 #include "cmd/berth/run.h"
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
+#include "pkg/plugins/registry.h"
 #include "pkg/simulate/simulator.h"
 #include "pkg/util/parallel.h"
 
@@ -94,7 +95,8 @@ int simulateCommand(const std::vector<std::string>& args) {
   if (!configPath.empty()) {
     auto text = readFile(configPath);
     if (!text.ok()) return fail(text.error().message);
-    auto parsedConfig = config::parseConfiguration(*text, configPath);
+    auto parsedConfig =
+        config::parseConfiguration(*text, configPath, plugins::makeInTreeRegistry());
     if (!parsedConfig.ok()) return fail(parsedConfig.error().message);
     cfg = std::move(*parsedConfig);
   }

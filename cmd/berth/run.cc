@@ -18,6 +18,7 @@
 #include "pkg/leaderelection/lease_client.h"
 #include "pkg/log/log.h"
 #include "pkg/metrics/metrics.h"
+#include "pkg/plugins/registry.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/serving/health.h"
 #include "pkg/serving/server.h"
@@ -127,7 +128,7 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
   if (!s.configPath.empty()) {
     auto text = readFile(s.configPath);
     if (!text.ok()) return text.error();
-    auto cfg = config::parseConfiguration(*text, s.configPath);
+    auto cfg = config::parseConfiguration(*text, s.configPath, plugins::makeInTreeRegistry());
     if (!cfg.ok()) return cfg.error();
     s.config = std::move(*cfg);
     if (flags.changed("scheduler-name")) {

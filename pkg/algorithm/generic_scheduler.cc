@@ -90,10 +90,10 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
 
   framework::Diagnosis diagnosis;
   framework::PreFilterResult pre;
-  auto started = std::chrono::steady_clock::now();
+  auto started = fw.clock().monotonicNow();
   Status s = fw.runPreFilterPlugins(state, pod, pre, diagnosis.unschedulablePlugins);
   out.extensionPoints.push_back(
-      {"PreFilter", s.code(), std::chrono::steady_clock::now() - started});
+      {config::pointName(config::Point::PreFilter), s.code(), fw.clock().monotonicNow() - started});
   if (!s.isSuccess()) {
     if (!s.isRejected()) {
       out.status = std::move(s);
@@ -159,17 +159,19 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     out.node = out.feasible.front()->name();
     return out;
   }
-  started = std::chrono::steady_clock::now();
+  started = fw.clock().monotonicNow();
   s = fw.runPreScorePlugins(state, pod, out.feasible);
-  out.extensionPoints.push_back({"PreScore", s.code(), std::chrono::steady_clock::now() - started});
+  out.extensionPoints.push_back(
+      {config::pointName(config::Point::PreScore), s.code(), fw.clock().monotonicNow() - started});
   if (!s.isSuccess()) {
     out.status = std::move(s);
     return out;
   }
-  started = std::chrono::steady_clock::now();
+  started = fw.clock().monotonicNow();
   s = reused ? scoreReusing(*reused, fw, state, pod, out.feasible, positions, out.scores)
              : fw.runScorePlugins(state, pod, out.feasible, parallelizer_, out.scores);
-  out.extensionPoints.push_back({"Score", s.code(), std::chrono::steady_clock::now() - started});
+  out.extensionPoints.push_back(
+      {config::pointName(config::Point::Score), s.code(), fw.clock().monotonicNow() - started});
   if (!s.isSuccess()) {
     out.status = std::move(s);
     return out;

@@ -6,19 +6,13 @@
 #include <map>
 #include <set>
 
-#include "pkg/config/internal/decoder.h"
+#include "pkg/config/decoder.h"
 #include "pkg/config/internal/text.h"
+#include "pkg/util/duration.h"
 #include "pkg/util/quote.h"
 
 namespace berth::config {
 namespace {
-
-using internal::child;
-using internal::Decoder;
-using internal::describe;
-using internal::index;
-using internal::Json;
-using util::quoteGo;
 
 constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 constexpr std::string_view kJsonContentType = "application/json";
@@ -41,26 +35,6 @@ constexpr std::string_view kUnsupportedProfile[] = {"percentageOfPlacementsToSco
 constexpr std::string_view kUnsupportedPoints[] = {"placementGenerate", "placementScore",
                                                    "placementFeasible", "podGroupPostFilter"};
 
-struct ExtensionPoint {
-  std::string_view name;
-  PluginSet Plugins::*set;
-};
-constexpr ExtensionPoint kExtensionPoints[] = {
-    {"preEnqueue", &Plugins::preEnqueue},
-    {"queueSort", &Plugins::queueSort},
-    {"preFilter", &Plugins::preFilter},
-    {"filter", &Plugins::filter},
-    {"postFilter", &Plugins::postFilter},
-    {"preScore", &Plugins::preScore},
-    {"score", &Plugins::score},
-    {"reserve", &Plugins::reserve},
-    {"permit", &Plugins::permit},
-    {"preBind", &Plugins::preBind},
-    {"bind", &Plugins::bind},
-    {"postBind", &Plugins::postBind},
-    {"multiPoint", &Plugins::multiPoint},
-};
-
 bool isBerthPlugin(std::string_view name) {
   const auto& defaults = defaultMultiPointPlugins();
   return std::any_of(defaults.begin(), defaults.end(),
@@ -76,12 +50,7 @@ std::string pluginNameProblem(const std::string& name) {
   if (isUpstreamOnlyPlugin(name)) {
     return "plugin \"" + name + "\" is not supported by berth";
   }
-  return "unknown plugin " + quoteGo(name);
-}
-
-bool takesArgs(std::string_view name) {
-  return name == "NodeResourcesFit" || name == "NodeResourcesBalancedAllocation" ||
-         name == "NodeAffinity";
+  return "unknown plugin " + util::quoteGo(name);
 }
 
 std::string formatMillis(int64_t millis) {
@@ -157,7 +126,8 @@ Plugins decodePlugins(Decoder& d, const Json& j, const std::string& path) {
   Plugins plugins;
   std::vector<Decoder::Field> fields;
   for (const ExtensionPoint& point : kExtensionPoints) {
-    fields.push_back({point.name, [&d, &plugins, point](const Json& v, const std::string& p) {
+    if (point.set == nullptr) continue;
+    fields.push_back({point.field, [&d, &plugins, point](const Json& v, const std::string& p) {
                         PluginSet& set = plugins.*point.set;
                         d.object(v, p,
                                  {{"enabled",
@@ -214,6 +184,7 @@ Plugins mergePlugins(const Plugins& custom) {
   defaults.multiPoint.enabled = defaultMultiPointPlugins();
   Plugins out;
   for (const ExtensionPoint& point : kExtensionPoints) {
+    if (point.set == nullptr) continue;
     out.*point.set = mergePluginSet(defaults.*point.set, custom.*point.set);
   }
   return out;
@@ -243,13 +214,12 @@ std::string effectiveQueueSort(const Plugins& plugins) {
 Profile defaultProfile(std::string field) {
   Profile profile;
   profile.plugins.multiPoint.enabled = defaultMultiPointPlugins();
-  profile.nodeResourcesFit.scoringStrategy.resources = internal::defaultResources();
-  profile.nodeResourcesBalancedAllocation.resources = internal::defaultResources();
   profile.field = std::move(field);
   return profile;
 }
 
-void decodePluginConfig(Decoder& d, const Json& j, const std::string& path, Profile& profile) {
+void decodePluginConfig(Decoder& d, const Json& j, const std::string& path,
+                        const PluginArgsDecoder& decoder, Profile& profile) {
   std::map<std::string, std::string> seen;
   d.list(j, path, [&](const Json& entry, const std::string& p) {
     std::string namePath = child(p, "name");
@@ -267,21 +237,15 @@ void decodePluginConfig(Decoder& d, const Json& j, const std::string& path, Prof
         d.fail(namePath, "duplicate entry for plugin \"" + name + "\" (also " + it->second + ")");
       } else if (!isBerthPlugin(name)) {
         d.fail(namePath, pluginNameProblem(name));
-      } else if (!takesArgs(name)) {
+      } else if (!decoder.takesArgs(name)) {
         d.fail(namePath, "plugin \"" + name + "\" takes no arguments");
       }
     }
     d.object(entry, p,
              {{"name", [](const Json&, const std::string&) {}},
               {"args", [&](const Json& v, const std::string& ap) {
-                 if (name == "NodeResourcesFit") {
-                   internal::decodeNodeResourcesFitArgs(d, v, ap, profile.nodeResourcesFit);
-                 } else if (name == "NodeResourcesBalancedAllocation") {
-                   internal::decodeNodeResourcesBalancedAllocationArgs(
-                       d, v, ap, profile.nodeResourcesBalancedAllocation);
-                 } else if (name == "NodeAffinity") {
-                   internal::decodeNodeAffinityArgs(d, v, ap, profile.nodeAffinity);
-                 }
+                 decoder.checkArgs(name, d, v, ap);
+                 if (!d.failed()) profile.pluginConfig.push_back({name, v, ap});
                }}});
   });
 }
@@ -297,7 +261,8 @@ struct DecodedProfile {
   bool named = false;
 };
 
-DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path) {
+DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path,
+                             const PluginArgsDecoder& decoder) {
   DecodedProfile out{defaultProfile(path)};
   Plugins custom;
   d.object(
@@ -318,7 +283,9 @@ DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path)
         }},
        {"plugins", [&](const Json& v, const std::string& p) { custom = decodePlugins(d, v, p); }},
        {"pluginConfig",
-        [&](const Json& v, const std::string& p) { decodePluginConfig(d, v, p, out.profile); }}},
+        [&](const Json& v, const std::string& p) {
+          decodePluginConfig(d, v, p, decoder, out.profile);
+        }}},
       kUnsupportedProfile);
   out.profile.plugins = mergePlugins(custom);
   return out;
@@ -335,7 +302,9 @@ Decoder::Handler durationField(Decoder& d, DurationValue& out) {
   return [&d, &out](const Json& v, const std::string& p) {
     std::optional<int64_t> nanos;
     if (v.is_string()) {
-      nanos = internal::parseGoDuration(v.get<std::string>());
+      if (auto parsed = util::parseGoDuration(v.get<std::string>()); parsed.ok()) {
+        nanos = parsed->count();
+      }
     }
     if (!nanos) {
       d.fail(p, "invalid duration " + describe(v) + ", want a Go duration like \"15s\", " +
@@ -410,7 +379,8 @@ void validateLeaderElection(Decoder& d, const LeaderElection& le, const std::str
     return;
   }
   if (le.resourceLock != "leases") {
-    d.fail(child(path, "resourceLock"), "must be \"leases\", got " + quoteGo(le.resourceLock));
+    d.fail(child(path, "resourceLock"),
+           "must be \"leases\", got " + util::quoteGo(le.resourceLock));
   }
 }
 
@@ -419,7 +389,7 @@ void decodeClientConnection(Decoder& d, const Json& j, const std::string& path,
   auto contentType = [&d](const Json& v, const std::string& p) {
     auto s = d.string(v, p);
     if (s && !s->empty() && *s != kJsonContentType) {
-      d.fail(p, quoteGo(*s) + " is not supported by berth (berth speaks JSON only: use \"" +
+      d.fail(p, util::quoteGo(*s) + " is not supported by berth (berth speaks JSON only: use \"" +
                     std::string(kJsonContentType) + "\")");
     }
   };
@@ -453,7 +423,7 @@ void decodeClientConnection(Decoder& d, const Json& j, const std::string& path,
 // --- The whole configuration ---------------------------------------------------------------------
 
 void checkTypeMeta(Decoder& d, const Json& root) {
-  const std::string expected = "\"" + std::string(internal::kApiVersion) + "\"";
+  const std::string expected = "\"" + std::string(kApiVersion) + "\"";
   auto apiVersion = root.find("apiVersion");
   if (apiVersion == root.end() || apiVersion->is_null()) {
     d.fail("apiVersion", "required, must be " + expected);
@@ -463,10 +433,10 @@ void checkTypeMeta(Decoder& d, const Json& root) {
   if (!version) {
     return;
   }
-  if (*version != internal::kApiVersion) {
+  if (*version != kApiVersion) {
     bool beta = version->rfind("kubescheduler.config.k8s.io/", 0) == 0;
     d.fail("apiVersion",
-           "unsupported version " + quoteGo(*version) + ", must be " + expected +
+           "unsupported version " + util::quoteGo(*version) + ", must be " + expected +
                (beta ? " (v1beta* configurations are not supported: convert to v1)" : ""));
     return;
   }
@@ -477,7 +447,7 @@ void checkTypeMeta(Decoder& d, const Json& root) {
   }
   auto k = d.string(*kind, "kind");
   if (k && *k != kKind) {
-    d.fail("kind", "must be \"" + std::string(kKind) + "\", got " + quoteGo(*k));
+    d.fail("kind", "must be \"" + std::string(kKind) + "\", got " + util::quoteGo(*k));
   }
 }
 
@@ -515,7 +485,7 @@ void validateProfiles(Decoder& d, const std::vector<DecodedProfile>& profiles) {
   }
 }
 
-Configuration decodeConfiguration(Decoder& d, const Json& root) {
+Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginArgsDecoder& decoder) {
   Configuration cfg;
   std::vector<DecodedProfile> profiles;
   std::optional<int64_t> initialBackoff;
@@ -552,7 +522,7 @@ Configuration decodeConfiguration(Decoder& d, const Json& root) {
             {"profiles",
              [&](const Json& v, const std::string& p) {
                d.list(v, p, [&](const Json& item, const std::string& ip) {
-                 profiles.push_back(decodeProfile(d, item, ip));
+                 profiles.push_back(decodeProfile(d, item, ip, decoder));
                });
              }},
             {"leaderElection",
@@ -597,7 +567,8 @@ Configuration decodeConfiguration(Decoder& d, const Json& root) {
   return cfg;
 }
 
-util::Result<Configuration> parse(std::string_view text, const std::string& prefix) {
+util::Result<Configuration> parse(std::string_view text, const std::string& prefix,
+                                  const PluginArgsDecoder& decoder) {
   auto doc = internal::parseDocument(text);
   if (!doc.ok()) {
     return util::invalidArgument(prefix + ": " + doc.error().message);
@@ -614,7 +585,7 @@ util::Result<Configuration> parse(std::string_view text, const std::string& pref
   checkTypeMeta(d, root);
   Configuration cfg;
   if (!d.failed()) {
-    cfg = decodeConfiguration(d, root);
+    cfg = decodeConfiguration(d, root, decoder);
   }
   if (d.failed()) {
     return util::invalidArgument(prefix + ": " + d.error());
@@ -635,6 +606,13 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
   return kDefaults;
 }
 
+const PluginConfig* Profile::pluginConfigFor(std::string_view name) const {
+  for (const PluginConfig& c : pluginConfig) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
 Configuration defaultConfiguration() {
   Configuration cfg;
   Profile profile = defaultProfile("profiles[0]");
@@ -644,10 +622,11 @@ Configuration defaultConfiguration() {
   return cfg;
 }
 
-util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source) {
+util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
+                                               const PluginArgsDecoder& args) {
   std::string prefix(source);
   try {
-    return parse(text, prefix);
+    return parse(text, prefix, args);
   } catch (const std::exception& e) {
     // Nothing above should throw; if a library does (e.g. out of memory), it still stays inside.
     return util::Error{util::ErrorCode::Internal, prefix + ": " + e.what()};

@@ -6,71 +6,29 @@
 // multiPoint: which extension points a plugin implements is the framework runtime's knowledge.
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "pkg/api/types.h"
+#include "pkg/config/extension_points.h"
+#include "pkg/config/plugin_args.h"
 #include "pkg/util/result.h"
 
 namespace berth::config {
 
 inline constexpr std::string_view kDefaultSchedulerName = "berth";
 
-struct PluginRef {
-  std::string name;
-  int32_t weight = 0;  // score weight; 0 = unset (the runtime then uses 1, as upstream)
-  std::string field;   // where it came from, for errors: "profiles[0].plugins.score.enabled[1]"
-};
-
-struct PluginSet {
-  std::vector<PluginRef> enabled;
-  std::vector<PluginRef> disabled;  // name "*" disables all defaults of this point
-};
-
-// Extension points as in the config file (Permit/PreBind/PostBind exist for compatibility).
-struct Plugins {
-  PluginSet preEnqueue, queueSort, preFilter, filter, postFilter, preScore, score, reserve, permit,
-      preBind, bind, postBind, multiPoint;
-};
-
-// NodeResourcesFit arguments (NodeResourcesFitArgs).
-struct ResourceSpec {
-  std::string name;
-  int64_t weight = 1;
-};
-struct UtilizationShapePoint {
-  int32_t utilization = 0;  // 0..100
-  int32_t score = 0;        // 0..10
-};
-struct ScoringStrategy {
-  enum class Type { LeastAllocated, MostAllocated, RequestedToCapacityRatio };
-  Type type = Type::LeastAllocated;
-  std::vector<ResourceSpec> resources;       // default cpu:1, memory:1
-  std::vector<UtilizationShapePoint> shape;  // RequestedToCapacityRatio only
-};
-struct NodeResourcesFitArgs {
-  std::vector<std::string> ignoredResources;
-  std::vector<std::string> ignoredResourceGroups;
-  ScoringStrategy scoringStrategy;
-};
-struct NodeResourcesBalancedAllocationArgs {
-  std::vector<ResourceSpec> resources;  // default cpu:1, memory:1
-};
-struct NodeAffinityArgs {
-  std::optional<api::NodeAffinity> addedAffinity;
-};
-
 struct Profile {
   std::string schedulerName;
   std::optional<int32_t> percentageOfNodesToScore;
   Plugins plugins;  // defaults merged in (upstream's mergePlugins), multiPoint not expanded
-  NodeResourcesFitArgs nodeResourcesFit;
-  NodeResourcesBalancedAllocationArgs nodeResourcesBalancedAllocation;
-  NodeAffinityArgs nodeAffinity;
+  // Checked by the PluginArgsDecoder when parsed; a plugin without an entry uses its defaults.
+  std::vector<PluginConfig> pluginConfig;
   std::string field;  // "profiles[0]"
+
+  // The entry for plugin `name`, or nullptr.
+  const PluginConfig* pluginConfigFor(std::string_view name) const;
 };
 
 struct LeaderElection {
@@ -105,7 +63,9 @@ Configuration defaultConfiguration();
 
 // Parses, defaults and validates a configuration file's text (YAML or JSON). `source` names the
 // file in errors: "config.yaml: profiles[0].plugins.score.enabled[0].weight: must be positive".
-util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source);
+// Plugin args are checked by `args`.
+util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
+                                               const PluginArgsDecoder& args);
 
 // Upstream's v1 default plugins (MultiPoint, in order) restricted to those berth implements, with
 // their default score weights.

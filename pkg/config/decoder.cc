@@ -1,10 +1,29 @@
-#include "pkg/config/internal/decoder.h"
+#include "pkg/config/decoder.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
-namespace berth::config::internal {
+namespace berth::config {
+
+std::vector<Decoder::Field> typeMetaFields(Decoder& d, const std::string& kind) {
+  return {
+      {"apiVersion",
+       [&d](const Json& v, const std::string& p) {
+         auto s = d.string(v, p);
+         if (s && *s != kApiVersion) {
+           d.fail(p, "must be \"" + std::string(kApiVersion) + "\", got " + describe(v));
+         }
+       }},
+      {"kind",
+       [&d, kind](const Json& v, const std::string& p) {
+         auto s = d.string(v, p);
+         if (s && *s != kind) {
+           d.fail(p, "must be \"" + kind + "\", got " + describe(v));
+         }
+       }},
+  };
+}
 
 std::string child(const std::string& path, std::string_view key) {
   return path.empty() ? std::string(key) : path + "." + std::string(key);
@@ -150,4 +169,4 @@ std::vector<std::string> Decoder::strings(const Json& v, const std::string& path
   return out;
 }
 
-}  // namespace berth::config::internal
+}  // namespace berth::config

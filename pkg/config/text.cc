@@ -404,100 +404,12 @@ util::Result<Json> parseDocument(std::string_view text) {
   return parseYaml(text);
 }
 
-std::optional<int64_t> parseGoDuration(std::string_view s) {
-  if (s.empty()) {
-    return std::nullopt;
-  }
-  bool negative = false;
-  if (s.front() == '-' || s.front() == '+') {
-    negative = s.front() == '-';
-    s.remove_prefix(1);
-  }
-  if (s == "0") {
-    return 0;
-  }
-  if (s.empty()) {
-    return std::nullopt;
-  }
-  struct Unit {
-    std::string_view name;
-    uint64_t nanos;
-  };
-  static constexpr Unit kUnits[] = {
-      {"ns", 1},
-      {"us", 1000},
-      {"\xC2\xB5s", 1000},  // U+00B5 micro sign
-      {"\xCE\xBCs", 1000},  // U+03BC Greek mu
-      {"ms", 1000'000},
-      {"s", 1000'000'000},
-      {"m", 60ULL * 1000'000'000},
-      {"h", 3600ULL * 1000'000'000},
-  };
-  constexpr uint64_t kLimit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1;
-  uint64_t total = 0;
-  while (!s.empty()) {
-    size_t i = 0;
-    uint64_t whole = 0;
-    bool anyDigit = false;
-    while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-      anyDigit = true;
-      if (whole > (kLimit - (s[i] - '0')) / 10) {
-        return std::nullopt;
-      }
-      whole = whole * 10 + (s[i] - '0');
-      ++i;
-    }
-    uint64_t frac = 0;
-    uint64_t scale = 1;
-    if (i < s.size() && s[i] == '.') {
-      ++i;
-      while (i < s.size() && std::isdigit(static_cast<unsigned char>(s[i]))) {
-        anyDigit = true;
-        if (scale < 1000'000'000'000'000'000ULL) {  // more digits add nothing below a nanosecond
-          frac = frac * 10 + (s[i] - '0');
-          scale *= 10;
-        }
-        ++i;
-      }
-    }
-    if (!anyDigit) {
-      return std::nullopt;
-    }
-    size_t unitEnd = i;
-    while (unitEnd < s.size() && s[unitEnd] != '.' &&
-           !std::isdigit(static_cast<unsigned char>(s[unitEnd]))) {
-      ++unitEnd;
-    }
-    std::string_view unitName = s.substr(i, unitEnd - i);
-    const Unit* unit = nullptr;
-    for (const Unit& u : kUnits) {
-      if (u.name == unitName) {
-        unit = &u;
-      }
-    }
-    if (unit == nullptr) {
-      return std::nullopt;  // missing or unknown unit
-    }
-    if (whole > kLimit / unit->nanos) {
-      return std::nullopt;
-    }
-    uint64_t value = whole * unit->nanos;
-    // frac < scale <= 1e18 and nanos <= 3.6e12: compute in long double to avoid overflow.
-    value += static_cast<uint64_t>(static_cast<long double>(frac) * unit->nanos / scale);
-    if (value > kLimit || total > kLimit - value) {
-      return std::nullopt;
-    }
-    total += value;
-    s.remove_prefix(unitEnd);
-  }
-  if (total == kLimit) {
-    if (negative) {
-      return std::numeric_limits<int64_t>::min();
-    }
-    return std::nullopt;
-  }
-  return negative ? -static_cast<int64_t>(total) : static_cast<int64_t>(total);
-}
+}  // namespace berth::config::internal
+
+namespace berth::config {
+
+using internal::isDns1123Subdomain;
+using internal::isQualifiedNamePart;
 
 std::optional<std::string> qualifiedNameProblem(std::string_view name) {
   std::string_view prefix;
@@ -566,4 +478,4 @@ std::string describe(const Json& value) {
   }
 }
 
-}  // namespace berth::config::internal
+}  // namespace berth::config

@@ -15,18 +15,19 @@ namespace berth::plugins {
 
 framework::runtime::Registry makeInTreeRegistry() {
   framework::runtime::Registry r;
-  auto add = [&r](std::string_view name, framework::runtime::PluginFactory f) {
-    // Names are distinct constants, so add() cannot fail here.
-    r.add(std::string(name), std::move(f)).ignore();
+  // Names are distinct constants, so add() cannot fail here.
+  auto add = [&r](std::string_view name, auto... factoryAndArgs) {
+    r.add(std::string(name), factoryAndArgs...).ignore();
   };
   add(names::kPrioritySort, queuesort::newPrioritySort);
   add(names::kNodeUnschedulable, nodeunschedulable::newNodeUnschedulable);
   add(names::kNodeName, nodename::newNodeName);
   add(names::kTaintToleration, tainttoleration::newTaintToleration);
-  add(names::kNodeAffinity, nodeaffinity::newNodeAffinity);
+  add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
-  add(names::kNodeResourcesFit, noderesources::newFit);
-  add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation);
+  add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
+      noderesources::decodeNodeResourcesBalancedAllocationArgs);
   add(names::kDefaultBinder, defaultbinder::newDefaultBinder);
   return r;
 }

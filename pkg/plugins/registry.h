@@ -1,5 +1,7 @@
 #pragma once
-// The in-tree plugins, by name. Adding a plugin is one folder under pkg/plugins and one line here.
+// The in-tree plugins, by name, with the args decoders of those that take args. Adding a plugin is
+// one folder under pkg/plugins (its plugin, and its args type and decoder if it takes any) and one
+// line here.
 
 #include "pkg/framework/runtime/framework.h"
 

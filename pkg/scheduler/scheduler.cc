@@ -293,7 +293,8 @@ void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
   const util::MonotonicTime reserveStart = clock_.monotonicNow();
   framework::Status reserved =
       fw.runReservePluginsReserve(attempt->state, *attempt->assumed, attempt->node);
-  extensionPoint("Reserve", reserved.code(), fw.profileName(), reserveStart);
+  extensionPoint(config::pointName(config::Point::Reserve), reserved.code(), fw.profileName(),
+                 reserveStart);
   if (!reserved.isSuccess()) {
     fw.runReservePluginsUnreserve(attempt->state, *attempt->assumed, attempt->node);
     (void)cache_.forgetPod(*attempt->assumed->pod);
@@ -317,7 +318,8 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
   const api::Pod& pod = *attempt->assumed->pod;
   const util::MonotonicTime bindStart = clock_.monotonicNow();
   framework::Status status = fw.runBindPlugins(attempt->state, *attempt->assumed, attempt->node);
-  extensionPoint("Bind", status.code(), fw.profileName(), bindStart);
+  extensionPoint(config::pointName(config::Point::Bind), status.code(), fw.profileName(),
+                 bindStart);
   if (status.isSuccess()) {
     confirmBound(*attempt);
     return;

@@ -284,8 +284,6 @@ config::Profile profileWith(std::vector<config::PluginRef> multiPoint) {
   p.plugins.multiPoint.enabled.push_back(plugin("PrioritySort"));
   p.plugins.multiPoint.enabled.push_back(plugin("DefaultBinder"));
   for (auto& ref : multiPoint) p.plugins.multiPoint.enabled.push_back(std::move(ref));
-  p.nodeResourcesFit.scoringStrategy.resources = {{"cpu", 1}, {"memory", 1}};
-  p.nodeResourcesBalancedAllocation.resources = {{"cpu", 1}, {"memory", 1}};
   return p;
 }
 

@@ -1,7 +1,6 @@
 #include "pkg/framework/runtime/framework.h"
 
 #include <algorithm>
-#include <chrono>
 #include <mutex>
 #include <set>
 
@@ -79,121 +78,126 @@ std::vector<std::string> namesOf(const std::vector<const T*>& plugins) {
   return names;
 }
 
+// Upstream's wrapping of a plugin's error: `format` has %q where the plugin's quoted name goes
+// ("running PreFilter plugin %q", "running %q filter plugin"). The plugin is recorded too.
+Status pluginError(std::string_view format, const Plugin& plugin, const Status& s) {
+  std::string message(format);
+  message.replace(message.find("%q"), 2, util::quoteGo(plugin.name()));
+  return Status::error(message + ": " + s.message()).withPlugin(plugin.name());
+}
+
 }  // namespace
 
+template <typename Self, typename Fn>
+auto Framework::visitList(Self& self, Point point, Fn&& fn) -> decltype(fn(self.filter_)) {
+  switch (point) {
+    case Point::QueueSort:
+      return fn(self.queue_sorts_);
+    case Point::PreFilter:
+      return fn(self.pre_filter_);
+    case Point::Filter:
+      return fn(self.filter_);
+    case Point::PostFilter:
+      return fn(self.post_filter_);
+    case Point::PreScore:
+      return fn(self.pre_score_);
+    case Point::Score:
+      return fn(self.score_);
+    case Point::Reserve:
+      return fn(self.reserve_);
+    case Point::Bind:
+      return fn(self.bind_);
+    default:
+      return {};
+  }
+}
+
 util::Result<void> Registry::add(std::string name, PluginFactory factory) {
-  if (factories_.contains(name)) {
+  Entry entry;
+  entry.make = [factory = std::move(factory)](const config::PluginConfig*, const Handle& handle) {
+    return factory(handle);
+  };
+  return addEntry(std::move(name), std::move(entry));
+}
+
+util::Result<void> Registry::addEntry(std::string name, Entry entry) {
+  if (entries_.contains(name)) {
     return util::Error{util::ErrorCode::AlreadyExists,
                        "a plugin named " + util::quoteGo(name) + " already exists"};
   }
-  factories_.emplace(std::move(name), std::move(factory));
+  entries_.emplace(std::move(name), std::move(entry));
   return {};
 }
 
-const PluginFactory* Registry::find(std::string_view name) const {
-  auto it = factories_.find(name);
-  return it == factories_.end() ? nullptr : &it->second;
+const Registry::Entry* Registry::find(std::string_view name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second;
 }
 
 std::vector<std::string> Registry::names() const {
   std::vector<std::string> out;
-  for (const auto& [name, f] : factories_) out.push_back(name);
+  for (const auto& [name, e] : entries_) out.push_back(name);
   return out;
 }
 
+bool Registry::takesArgs(std::string_view name) const {
+  const Entry* e = find(name);
+  return e != nullptr && e->check;
+}
+
+void Registry::checkArgs(std::string_view name, config::Decoder& d, const config::Json& args,
+                         const std::string& path) const {
+  if (const Entry* e = find(name); e != nullptr && e->check) e->check(d, args, path);
+}
+
 util::Result<FrameworkPtr> Framework::create(const Registry& registry,
-                                             const config::Profile& profile, const Handle& handle) {
-  FrameworkPtr fw(new Framework());
+                                             const config::Profile& profile, const Handle& handle,
+                                             const util::Clock& clock) {
+  FrameworkPtr fw(new Framework(clock));
   fw->profile_name_ = profile.schedulerName;
   fw->percentage_of_nodes_to_score_ = profile.percentageOfNodesToScore;
   const std::string prefix = "profile " + util::quoteGo(profile.schedulerName);
-
   const config::Plugins& ps = profile.plugins;
-  const std::vector<std::pair<std::string_view, const config::PluginSet*>> points = {
-      {"PreEnqueue", &ps.preEnqueue},
-      {"QueueSort", &ps.queueSort},
-      {"PreFilter", &ps.preFilter},
-      {"Filter", &ps.filter},
-      {"PostFilter", &ps.postFilter},
-      {"PreScore", &ps.preScore},
-      {"Score", &ps.score},
-      {"Reserve", &ps.reserve},
-      {"Permit", &ps.permit},
-      {"PreBind", &ps.preBind},
-      {"Bind", &ps.bind},
-      {"PostBind", &ps.postBind},
-      {"MultiPoint", &ps.multiPoint}};
 
   // Instantiate every plugin enabled anywhere, once.
   PluginMap plugins;
-  for (const auto& [point, set] : points) {
-    for (const auto& ref : set->enabled) {
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (point.set == nullptr) continue;
+    for (const auto& ref : (ps.*point.set).enabled) {
       if (plugins.contains(ref.name)) continue;
-      const PluginFactory* factory = registry.find(ref.name);
-      if (factory == nullptr) {
+      const Registry::Entry* entry = registry.find(ref.name);
+      if (entry == nullptr) {
         return util::invalidArgument(prefix + ": " + ref.field + ": unknown plugin " +
                                      util::quoteGo(ref.name));
       }
-      auto plugin = (*factory)(profile, handle);
+      auto plugin = entry->make(profile.pluginConfigFor(ref.name), handle);
       if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + util::quoteGo(ref.name));
       plugins.emplace(ref.name, plugin->get());
       fw->owned_.push_back(std::move(*plugin));
     }
   }
   // berth has no plugins for these points, so nothing can be enabled there explicitly.
-  for (const auto& [point, set] : points) {
-    if (point != "PreEnqueue" && point != "Permit" && point != "PreBind" && point != "PostBind") {
-      continue;
-    }
-    if (!set->enabled.empty()) {
-      const auto& ref = set->enabled.front();
-      return util::invalidArgument(prefix + ": " + ref.field + ": plugin " +
-                                   util::quoteGo(ref.name) + " does not extend " +
-                                   std::string(point) + " plugin");
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (point.implemented || point.set == nullptr || point.point == Point::MultiPoint) continue;
+    if (const auto& enabled = (ps.*point.set).enabled; !enabled.empty()) {
+      return util::invalidArgument(prefix + ": " + enabled.front().field + ": plugin " +
+                                   util::quoteGo(enabled.front().name) + " does not extend " +
+                                   std::string(point.name) + " plugin");
     }
   }
-
-  auto check = [&](const util::Result<void>& r) -> util::Result<void> {
-    if (!r.ok()) return r.error().wrap(prefix);
-    return {};
-  };
-  std::vector<const QueueSortPlugin*> queueSort;
-  if (auto r = check(buildPoint("QueueSort", ps.queueSort, ps.multiPoint, plugins, queueSort));
-      !r) {
-    return r.error();
-  }
-  if (auto r =
-          check(buildPoint("PreFilter", ps.preFilter, ps.multiPoint, plugins, fw->pre_filter_));
-      !r) {
-    return r.error();
-  }
-  if (auto r = check(buildPoint("Filter", ps.filter, ps.multiPoint, plugins, fw->filter_)); !r) {
-    return r.error();
-  }
-  if (auto r =
-          check(buildPoint("PostFilter", ps.postFilter, ps.multiPoint, plugins, fw->post_filter_));
-      !r) {
-    return r.error();
-  }
-  if (auto r = check(buildPoint("PreScore", ps.preScore, ps.multiPoint, plugins, fw->pre_score_));
-      !r) {
-    return r.error();
-  }
-  if (auto r = check(buildPoint("Score", ps.score, ps.multiPoint, plugins, fw->score_)); !r) {
-    return r.error();
-  }
-  if (auto r = check(buildPoint("Reserve", ps.reserve, ps.multiPoint, plugins, fw->reserve_)); !r) {
-    return r.error();
-  }
-  if (auto r = check(buildPoint("Bind", ps.bind, ps.multiPoint, plugins, fw->bind_)); !r) {
-    return r.error();
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (!point.implemented || point.set == nullptr) continue;
+    auto r = visitList(*fw, point.point, [&](auto& list) {
+      return buildPoint(point.name, ps.*point.set, ps.multiPoint, plugins, list);
+    });
+    if (!r) return r.error().wrap(prefix);
   }
 
-  if (queueSort.size() != 1) {
+  if (fw->queue_sorts_.size() != 1) {
     return util::invalidArgument(prefix + ": only one queue sort plugin required, but got " +
-                                 std::to_string(queueSort.size()));
+                                 std::to_string(fw->queue_sorts_.size()));
   }
-  fw->queue_sort_ = queueSort.front();
+  fw->queue_sort_ = fw->queue_sorts_.front();
   if (fw->bind_.empty())
     return util::invalidArgument(prefix + ": at least one bind plugin is needed");
 
@@ -240,9 +244,9 @@ template <typename Call>
 Status Framework::timed(const CycleState& state, const Plugin& plugin, Point point,
                         Call&& call) const {
   if (!state.recordPluginMetrics()) return call();
-  const auto start = std::chrono::steady_clock::now();
+  const util::MonotonicTime start = clock_.monotonicNow();
   Status s = call();
-  durations_->observe(plugin.name(), point, s.code(), std::chrono::steady_clock::now() - start);
+  durations_->observe(plugin.name(), point, s.code(), clock_.monotonicNow() - start);
   return s;
 }
 
@@ -261,9 +265,7 @@ Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
     if (!s.isSuccess()) {
       s.setPlugin(p->name());
       if (!s.isRejected()) {
-        return Status::error("running PreFilter plugin \"" + std::string(p->name()) +
-                             "\": " + s.message())
-            .withPlugin(p->name());
+        return pluginError("running PreFilter plugin %q", *p, s);
       }
       rejectedBy.emplace(p->name());
       if (s.code() == Code::UnschedulableAndUnresolvable) return s;
@@ -318,9 +320,7 @@ Status Framework::runFilterPlugins(const FilterList& filters, const CycleState& 
     Status s = timed(state, *p, Point::Filter, [&] { return p->filter(state, pod, node); });
     if (s.isSuccess()) continue;
     if (!s.isRejected()) {
-      return Status::error("running \"" + std::string(p->name()) +
-                           "\" filter plugin: " + s.message())
-          .withPlugin(p->name());
+      return pluginError("running %q filter plugin", *p, s);
     }
     s.setPlugin(p->name());
     return s;
@@ -335,9 +335,7 @@ Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
     Status s = p->postFilter(state, pod, nominatedNode);
     if (s.isSuccess()) return s;
     if (!s.isRejected()) {
-      return Status::error("running PostFilter plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+      return pluginError("running PostFilter plugin %q", *p, s);
     }
     if (!messages.empty()) messages += ", ";
     messages += s.message();
@@ -354,9 +352,7 @@ Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,
       continue;
     }
     if (!s.isSuccess()) {
-      return Status::error("running PreScore plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+      return pluginError("running PreScore plugin %q", *p, s);
     }
   }
   return Status::success();
@@ -398,9 +394,7 @@ Status Framework::scoreNodes(const CycleState& state, const PodInfo& pod,
         if (!s.isSuccess()) {
           std::lock_guard lock(mu);
           if (failed.isSuccess()) {
-            failed = Status::error("running Score plugin \"" + std::string(p->name()) +
-                                   "\": " + s.message())
-                         .withPlugin(p->name());
+            failed = pluginError("running Score plugin %q", *p, s);
           }
           return;
         }
@@ -419,9 +413,7 @@ Status Framework::normalizeScores(const CycleState& state, const PodInfo& pod,
     Status s = timed(state, *p, Point::NormalizeScore,
                      [&] { return p->normalizeScores(state, pod, row); });
     if (!s.isSuccess()) {
-      return Status::error("running Normalize on Score plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+      return pluginError("running Normalize on Score plugin %q", *p, s);
     }
     for (size_t n = 0; n < row.size(); ++n) {
       if (row[n] < kMinNodeScore || row[n] > kMaxNodeScore) {
@@ -465,9 +457,7 @@ Status Framework::runReservePluginsReserve(CycleState& state, const PodInfo& pod
   for (const auto* p : reserve_) {
     Status s = timed(state, *p, Point::Reserve, [&] { return p->reserve(state, pod, node); });
     if (!s.isSuccess()) {
-      return Status::error("running Reserve plugin \"" + std::string(p->name()) +
-                           "\": " + s.message())
-          .withPlugin(p->name());
+      return pluginError("running Reserve plugin %q", *p, s);
     }
   }
   return Status::success();
@@ -484,21 +474,19 @@ Status Framework::runBindPlugins(CycleState& state, const PodInfo& pod,
     Status s = timed(state, *p, Point::Bind, [&] { return p->bind(state, pod, node); });
     if (s.isSkip()) continue;
     if (s.isSuccess() || s.isRejected()) return std::move(s).withPlugin(p->name());
-    return Status::error("running Bind plugin \"" + std::string(p->name()) + "\": " + s.message())
-        .withPlugin(p->name());
+    return pluginError("running Bind plugin %q", *p, s);
   }
   return Status::error("every bind plugin skipped the pod");
 }
 
 std::map<std::string, std::vector<std::string>> Framework::pluginsByExtensionPoint() const {
-  return {{"QueueSort", {std::string(queue_sort_->name())}},
-          {"PreFilter", namesOf(pre_filter_)},
-          {"Filter", namesOf(filter_)},
-          {"PostFilter", namesOf(post_filter_)},
-          {"PreScore", namesOf(pre_score_)},
-          {"Score", namesOf(score_)},
-          {"Reserve", namesOf(reserve_)},
-          {"Bind", namesOf(bind_)}};
+  std::map<std::string, std::vector<std::string>> out;
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (!point.implemented || point.set == nullptr) continue;
+    out.emplace(point.name,
+                visitList(*this, point.point, [](const auto& list) { return namesOf(list); }));
+  }
+  return out;
 }
 
 int64_t Framework::scoreWeight(std::string_view plugin) const {

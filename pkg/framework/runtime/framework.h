@@ -10,30 +10,83 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "pkg/config/config.h"
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
 #include "pkg/framework/runtime/plugin_durations.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
 
 namespace berth::framework::runtime {
 
-using PluginFactory =
-    std::function<util::Result<PluginPtr>(const config::Profile& profile, const Handle& handle)>;
+// Builds a plugin that takes no args.
+using PluginFactory = std::function<util::Result<PluginPtr>(const Handle& handle)>;
+// Builds a plugin from its args, as its ArgsDecoder decoded, defaulted and validated them.
+template <typename Args>
+using PluginFactoryWithArgs =
+    std::function<util::Result<PluginPtr>(const Args& args, const Handle& handle)>;
+// Decodes a plugin's pluginConfig args over the defaults in `out` and validates them, reporting
+// the first problem on the decoder.
+template <typename Args>
+using ArgsDecoder = void (*)(config::Decoder& d, const config::Json& args, const std::string& path,
+                             Args& out);
 
-// Plugin name -> factory. Names are unique.
-class Registry {
+// Plugin name -> how to build it and, for a plugin with args, how to decode them. Names are
+// unique. The configuration checks pluginConfig through it.
+class Registry final : public config::PluginArgsDecoder {
  public:
+  struct Entry {
+    // Builds the plugin from its pluginConfig entry (nullptr: its default args).
+    std::function<util::Result<PluginPtr>(const config::PluginConfig* config, const Handle&)> make;
+    // Checks args given in pluginConfig; empty for a plugin that takes none.
+    std::function<void(config::Decoder&, const config::Json&, const std::string&)> check;
+  };
+
   util::Result<void> add(std::string name, PluginFactory factory);
-  const PluginFactory* find(std::string_view name) const;
+  template <typename Args>
+  util::Result<void> add(std::string name,
+                         std::type_identity_t<PluginFactoryWithArgs<Args>> factory,
+                         ArgsDecoder<Args> decode);
+  const Entry* find(std::string_view name) const;
   std::vector<std::string> names() const;
 
+  // config::PluginArgsDecoder
+  bool takesArgs(std::string_view name) const override;
+  void checkArgs(std::string_view name, config::Decoder& d, const config::Json& args,
+                 const std::string& path) const override;
+
  private:
-  std::map<std::string, PluginFactory, std::less<>> factories_;
+  util::Result<void> addEntry(std::string name, Entry entry);
+
+  std::map<std::string, Entry, std::less<>> entries_;
 };
+
+template <typename Args>
+util::Result<void> Registry::add(std::string name,
+                                 std::type_identity_t<PluginFactoryWithArgs<Args>> factory,
+                                 ArgsDecoder<Args> decode) {
+  Entry entry;
+  entry.make = [factory = std::move(factory), decode](
+                   const config::PluginConfig* config,
+                   const Handle& handle) -> util::Result<PluginPtr> {
+    Args args;
+    if (config != nullptr) {
+      config::Decoder d;
+      decode(d, config->args, config->field, args);
+      if (d.failed()) return util::invalidArgument(d.error());
+    }
+    return factory(args, handle);
+  };
+  entry.check = [decode](config::Decoder& d, const config::Json& json, const std::string& path) {
+    Args args;
+    decode(d, json, path, args);
+  };
+  return addEntry(std::move(name), std::move(entry));
+}
 
 // Normalized (unweighted) scores of the feasible nodes, per score plugin, and the weighted totals.
 struct ScoreTable {
@@ -48,9 +101,10 @@ class Framework {
   // Builds and validates the profile: every plugin exists and implements the points it is enabled
   // at, exactly one QueueSort, at least one Bind. Errors name the profile and the configuration
   // field.
-  static util::Result<std::unique_ptr<Framework>> create(const Registry& registry,
-                                                         const config::Profile& profile,
-                                                         const Handle& handle);
+  // `clock` times the plugins and extension points; it must outlive the framework.
+  static util::Result<std::unique_ptr<Framework>> create(
+      const Registry& registry, const config::Profile& profile, const Handle& handle,
+      const util::Clock& clock = util::realClock());
 
   const std::string& profileName() const { return profile_name_; }
   int32_t percentageOfNodesToScore(int32_t global) const {
@@ -112,9 +166,14 @@ class Framework {
   const std::vector<std::string>& notNodeLocalPlugins() const { return not_node_local_; }
   // scheduler_plugin_execution_duration_seconds of this profile's plugins (sampled cycles only).
   const PluginDurations& pluginDurations() const { return *durations_; }
+  const util::Clock& clock() const { return clock_; }
 
  private:
-  Framework() = default;
+  explicit Framework(const util::Clock& clock) : clock_(clock) {}
+  // Calls fn with the typed plugin list of an implemented, configurable point (const or not, as
+  // `self`); its result, or a default value for any other point.
+  template <typename Self, typename Fn>
+  static auto visitList(Self& self, Point point, Fn&& fn) -> decltype(fn(self.filter_));
   const ScorePlugin* scorePlugin(std::string_view name) const;
   // Indexes into score_; with `nodeLocal` set, only those whose nodeLocal() equals it.
   std::vector<size_t> activeScorePlugins(const CycleState& state,
@@ -128,7 +187,9 @@ class Framework {
   std::string profile_name_;
   std::optional<int32_t> percentage_of_nodes_to_score_;
   std::vector<PluginPtr> owned_;
-  const QueueSortPlugin* queue_sort_ = nullptr;
+  const util::Clock& clock_;
+  std::vector<const QueueSortPlugin*> queue_sorts_;  // exactly one once created
+  const QueueSortPlugin* queue_sort_ = nullptr;      // queue_sorts_.front(), for less()
   std::vector<const PreFilterPlugin*> pre_filter_;
   std::vector<const FilterPlugin*> filter_;
   std::vector<const PostFilterPlugin*> post_filter_;

@@ -4,26 +4,6 @@
 
 namespace berth::framework::runtime {
 
-std::string_view pointName(Point point) {
-  switch (point) {
-    case Point::PreFilter:
-      return "PreFilter";
-    case Point::Filter:
-      return "Filter";
-    case Point::PreScore:
-      return "PreScore";
-    case Point::Score:
-      return "Score";
-    case Point::NormalizeScore:
-      return "NormalizeScore";
-    case Point::Reserve:
-      return "Reserve";
-    case Point::Bind:
-      return "Bind";
-  }
-  return "Unknown";
-}
-
 const std::array<double, PluginDurations::kBucketCount>& PluginDurations::bucketBounds() {
   static const std::array<double, kBucketCount> bounds = [] {
     std::array<double, kBucketCount> b{};
@@ -38,7 +18,7 @@ const std::array<double, PluginDurations::kBucketCount>& PluginDurations::bucket
 }
 
 PluginDurations::PluginDurations(const std::vector<std::string>& plugins)
-    : plugins_(plugins), slots_(new Slot[plugins.size() * kPointCount * kCodeCount]) {
+    : plugins_(plugins), slots_(new Slot[plugins.size() * config::kPointCount * kCodeCount]) {
   for (size_t i = 0; i < plugins_.size(); ++i) index_.emplace(plugins_[i], i);
 }
 
@@ -47,7 +27,8 @@ void PluginDurations::observe(std::string_view plugin, Point point, Code code,
   auto it = index_.find(plugin);
   const auto c = static_cast<size_t>(code);
   if (it == index_.end() || c >= kCodeCount) return;
-  Slot& slot = slots_[(it->second * kPointCount + static_cast<size_t>(point)) * kCodeCount + c];
+  Slot& slot =
+      slots_[(it->second * config::kPointCount + static_cast<size_t>(point)) * kCodeCount + c];
   const double seconds = std::chrono::duration<double>(took).count();
   const auto& bounds = bucketBounds();
   const size_t bucket =
@@ -62,9 +43,9 @@ void PluginDurations::observe(std::string_view plugin, Point point, Code code,
 std::vector<PluginDurations::Series> PluginDurations::snapshot() const {
   std::vector<Series> out;
   for (size_t p = 0; p < plugins_.size(); ++p) {
-    for (size_t point = 0; point < kPointCount; ++point) {
+    for (size_t point = 0; point < config::kPointCount; ++point) {
       for (size_t c = 0; c < kCodeCount; ++c) {
-        const Slot& slot = slots_[(p * kPointCount + point) * kCodeCount + c];
+        const Slot& slot = slots_[(p * config::kPointCount + point) * kCodeCount + c];
         const uint64_t count = slot.count.load(std::memory_order_relaxed);
         if (count == 0) continue;
         Series s;

@@ -16,14 +16,14 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/config/extension_points.h"
 #include "pkg/framework/status.h"
 
 namespace berth::framework::runtime {
 
-// The extension points a plugin call is timed at.
-enum class Point : uint8_t { PreFilter, Filter, PreScore, Score, NormalizeScore, Reserve, Bind };
-inline constexpr size_t kPointCount = 7;
-std::string_view pointName(Point point);
+// A plugin call is timed at its extension point (a row of config::kExtensionPoints).
+using config::Point;
+using config::pointName;
 
 class PluginDurations {
  public:

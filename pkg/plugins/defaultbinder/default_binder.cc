@@ -24,8 +24,7 @@ class DefaultBinder final : public framework::BindPlugin {
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newDefaultBinder(const config::Profile&,
-                                                    const framework::Handle& handle) {
+util::Result<framework::PluginPtr> newDefaultBinder(const framework::Handle& handle) {
   return framework::PluginPtr(std::make_unique<DefaultBinder>(handle.binder));
 }
 

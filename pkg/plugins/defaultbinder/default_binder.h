@@ -5,7 +5,6 @@
 
 namespace berth::plugins::defaultbinder {
 
-util::Result<framework::PluginPtr> newDefaultBinder(const config::Profile&,
-                                                    const framework::Handle& handle);
+util::Result<framework::PluginPtr> newDefaultBinder(const framework::Handle& handle);
 
 }  // namespace berth::plugins::defaultbinder

@@ -47,7 +47,7 @@ class NodeAffinity final : public framework::PreFilterPlugin,
                            public framework::PreScorePlugin,
                            public framework::ScorePlugin {
  public:
-  explicit NodeAffinity(const config::NodeAffinityArgs& args) {
+  explicit NodeAffinity(const NodeAffinityArgs& args) {
     if (args.addedAffinity) {
       added_required_ = args.addedAffinity->requiredDuringSchedulingIgnoredDuringExecution;
       added_preferred_ = args.addedAffinity->preferredDuringSchedulingIgnoredDuringExecution;
@@ -185,9 +185,9 @@ class NodeAffinity final : public framework::PreFilterPlugin,
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newNodeAffinity(const config::Profile& profile,
+util::Result<framework::PluginPtr> newNodeAffinity(const NodeAffinityArgs& args,
                                                    const framework::Handle&) {
-  return framework::PluginPtr(std::make_unique<NodeAffinity>(profile.nodeAffinity));
+  return framework::PluginPtr(std::make_unique<NodeAffinity>(args));
 }
 
 }  // namespace berth::plugins::nodeaffinity

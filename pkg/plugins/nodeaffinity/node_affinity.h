@@ -3,6 +3,7 @@
 // addedAffinity, enforced on every pod); preferred terms add their weights to a node's score.
 
 #include "pkg/framework/runtime/framework.h"
+#include "pkg/plugins/nodeaffinity/args.h"
 
 namespace berth::plugins::nodeaffinity {
 
@@ -12,7 +13,8 @@ inline constexpr std::string_view kErrReasonEnforced =
     "node(s) didn't match scheduler-enforced node affinity";
 inline constexpr std::string_view kErrReasonConflict = "pod affinity terms conflict";
 
-util::Result<framework::PluginPtr> newNodeAffinity(const config::Profile& profile,
+// `args` as decodeNodeAffinityArgs leaves them.
+util::Result<framework::PluginPtr> newNodeAffinity(const NodeAffinityArgs& args,
                                                    const framework::Handle&);
 
 }  // namespace berth::plugins::nodeaffinity

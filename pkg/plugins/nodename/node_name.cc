@@ -31,7 +31,7 @@ class NodeName final : public framework::FilterPlugin, public framework::Enqueue
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newNodeName(const config::Profile&, const framework::Handle&) {
+util::Result<framework::PluginPtr> newNodeName(const framework::Handle&) {
   return framework::PluginPtr(std::make_unique<NodeName>());
 }
 

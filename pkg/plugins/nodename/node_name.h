@@ -7,6 +7,6 @@ namespace berth::plugins::nodename {
 
 inline constexpr std::string_view kErrReason = "node(s) didn't match the requested node name";
 
-util::Result<framework::PluginPtr> newNodeName(const config::Profile&, const framework::Handle&);
+util::Result<framework::PluginPtr> newNodeName(const framework::Handle&);
 
 }  // namespace berth::plugins::nodename

@@ -56,7 +56,7 @@ class NodePorts final : public framework::PreFilterPlugin,
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newNodePorts(const config::Profile&, const framework::Handle&) {
+util::Result<framework::PluginPtr> newNodePorts(const framework::Handle&) {
   return framework::PluginPtr(std::make_unique<NodePorts>());
 }
 

@@ -8,6 +8,6 @@ namespace berth::plugins::nodeports {
 inline constexpr std::string_view kErrReason =
     "node(s) didn't have free ports for the requested pod ports";
 
-util::Result<framework::PluginPtr> newNodePorts(const config::Profile&, const framework::Handle&);
+util::Result<framework::PluginPtr> newNodePorts(const framework::Handle&);
 
 }  // namespace berth::plugins::nodeports

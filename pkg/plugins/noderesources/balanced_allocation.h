@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "pkg/config/config.h"
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/names.h"
+#include "pkg/plugins/noderesources/args.h"
 #include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/util/result.h"
 
@@ -29,14 +29,15 @@ class BalancedAllocation final : public framework::PreScorePlugin, public framew
                           const framework::NodeInfo& node, int64_t& out) const override;
 
  private:
-  friend util::Result<framework::PluginPtr> newBalancedAllocation(const config::Profile&,
-                                                                  const framework::Handle&);
+  friend util::Result<framework::PluginPtr> newBalancedAllocation(
+      const NodeResourcesBalancedAllocationArgs&, const framework::Handle&);
   explicit BalancedAllocation(ResourceAllocationScorer scorer) : scorer_(std::move(scorer)) {}
 
   ResourceAllocationScorer scorer_;
 };
 
-util::Result<framework::PluginPtr> newBalancedAllocation(const config::Profile& profile,
-                                                         const framework::Handle& handle);
+// `args` as decodeNodeResourcesBalancedAllocationArgs leaves them.
+util::Result<framework::PluginPtr> newBalancedAllocation(
+    const NodeResourcesBalancedAllocationArgs& args, const framework::Handle& handle);
 
 }  // namespace berth::plugins::noderesources

@@ -29,13 +29,6 @@ struct PreFilterState final : framework::StateData {
   }
 };
 
-struct PreScoreState final : framework::StateData {
-  std::vector<int64_t> podRequests;  // one per scored resource
-  std::unique_ptr<framework::StateData> clone() const override {
-    return std::make_unique<PreScoreState>(*this);
-  }
-};
-
 const framework::StateKey kPreFilterKey = framework::makeStateKey("PreFilterNodeResourcesFit");
 const framework::StateKey kPreScoreKey = framework::makeStateKey("PreScoreNodeResourcesFit");
 
@@ -172,55 +165,34 @@ Status Fit::filter(const framework::CycleState& state, const framework::PodInfo&
 
 Status Fit::preScore(framework::CycleState& state, const framework::PodInfo& pod,
                      const std::vector<const framework::NodeInfo*>& /*nodes*/) const {
-  auto s = std::make_unique<PreScoreState>();
-  s->podRequests = scorer_.podRequests(pod);
-  state.write(kPreScoreKey, std::move(s));
+  scorer_.writePreScoreState(state, kPreScoreKey, scorer_.podRequests(pod));
   return Status::success();
 }
 
 Status Fit::score(const framework::CycleState& state, const framework::PodInfo& pod,
                   const framework::NodeInfo& node, int64_t& out) const {
-  const auto* s = state.readAs<PreScoreState>(kPreScoreKey);
-  // The size check guards against a state written for another resource list.
-  if (s != nullptr && s->podRequests.size() == scorer_.resources().size()) {
-    out = scorer_.score(node, s->podRequests.data());
-    return Status::success();
-  }
-  // PreScore did not run (not enabled at that point): compute the requests here, as upstream.
-  auto requests = scorer_.podRequests(pod);
-  out = scorer_.score(node, requests.data());
+  out = scorer_.scoreWithState(state, kPreScoreKey, pod, node);
   return Status::success();
 }
 
-util::Result<framework::PluginPtr> newFit(const config::Profile& profile,
+util::Result<framework::PluginPtr> newFit(const NodeResourcesFitArgs& args,
                                           const framework::Handle& /*handle*/) {
-  const config::NodeResourcesFitArgs& args = profile.nodeResourcesFit;
-  const std::string field = profile.field + ": NodeResourcesFitArgs";
-  for (size_t i = 0; i < args.ignoredResourceGroups.size(); ++i) {
-    if (args.ignoredResourceGroups[i].find('/') != std::string::npos) {
-      return util::invalidArgument(field + ".ignoredResourceGroups[" + std::to_string(i) +
-                                   "]: resource group name can't contain '/'");
-    }
-  }
-
   ScoringFunction function = ScoringFunction::LeastAllocated;
   switch (args.scoringStrategy.type) {
-    case config::ScoringStrategy::Type::LeastAllocated:
+    case ScoringStrategy::Type::LeastAllocated:
       function = ScoringFunction::LeastAllocated;
       break;
-    case config::ScoringStrategy::Type::MostAllocated:
+    case ScoringStrategy::Type::MostAllocated:
       function = ScoringFunction::MostAllocated;
       break;
-    case config::ScoringStrategy::Type::RequestedToCapacityRatio:
+    case ScoringStrategy::Type::RequestedToCapacityRatio:
       function = ScoringFunction::RequestedToCapacityRatio;
       break;
   }
-  auto scorer =
-      ResourceAllocationScorer::create(function, args.scoringStrategy.resources,
-                                       args.scoringStrategy.shape, field + ".scoringStrategy");
-  if (!scorer.ok()) return scorer.error();
   return framework::PluginPtr(
-      new Fit(args.ignoredResources, args.ignoredResourceGroups, std::move(scorer).value()));
+      new Fit(args.ignoredResources, args.ignoredResourceGroups,
+              ResourceAllocationScorer(function, args.scoringStrategy.resources,
+                                       args.scoringStrategy.shape)));
 }
 
 }  // namespace berth::plugins::noderesources

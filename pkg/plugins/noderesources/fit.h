@@ -8,10 +8,10 @@
 #include <string_view>
 #include <vector>
 
-#include "pkg/config/config.h"
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
 #include "pkg/plugins/names.h"
+#include "pkg/plugins/noderesources/args.h"
 #include "pkg/plugins/noderesources/resource_allocation.h"
 #include "pkg/util/result.h"
 
@@ -39,7 +39,7 @@ class Fit final : public framework::PreFilterPlugin,
                           const framework::NodeInfo& node, int64_t& out) const override;
 
  private:
-  friend util::Result<framework::PluginPtr> newFit(const config::Profile&,
+  friend util::Result<framework::PluginPtr> newFit(const NodeResourcesFitArgs&,
                                                    const framework::Handle&);
   Fit(std::vector<std::string> ignoredResources, std::vector<std::string> ignoredGroups,
       ResourceAllocationScorer scorer)
@@ -57,7 +57,8 @@ class Fit final : public framework::PreFilterPlugin,
   ResourceAllocationScorer scorer_;
 };
 
-util::Result<framework::PluginPtr> newFit(const config::Profile& profile,
+// `args` as decodeNodeResourcesFitArgs leaves them.
+util::Result<framework::PluginPtr> newFit(const NodeResourcesFitArgs& args,
                                           const framework::Handle& handle);
 
 }  // namespace berth::plugins::noderesources

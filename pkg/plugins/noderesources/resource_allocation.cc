@@ -1,8 +1,9 @@
 #include "pkg/plugins/noderesources/resource_allocation.h"
 
+#include <algorithm>
 #include <array>
 #include <cmath>
-#include <set>
+#include <memory>
 #include <string>
 
 #include "pkg/framework/interface.h"
@@ -12,9 +13,8 @@ namespace berth::plugins::noderesources {
 namespace {
 
 constexpr int64_t kMaxUtilization = 100;
-constexpr int64_t kMaxCustomPriorityScore = 10;  // the shape's score scale in the config file
 
-ScoredResource resolve(const config::ResourceSpec& spec) {
+ScoredResource resolve(const ResourceSpec& spec) {
   ScoredResource r;
   r.name = spec.name;
   r.weight = spec.weight;
@@ -149,9 +149,12 @@ int64_t weightedScore(const std::vector<ScoredResource>& resources,
   return nodeScore / weightSum;
 }
 
-util::Error invalid(std::string_view field, std::string_view what) {
-  return util::invalidArgument(std::string(field) + ": " + std::string(what));
-}
+struct PodRequestsState final : framework::StateData {
+  std::vector<int64_t> podRequests;  // one per scored resource
+  std::unique_ptr<framework::StateData> clone() const override {
+    return std::make_unique<PodRequestsState>(*this);
+  }
+};
 
 }  // namespace
 
@@ -167,52 +170,17 @@ int64_t brokenLinear(const std::vector<ShapePoint>& shape, int64_t p) {
   return shape.back().score;
 }
 
-std::vector<config::ResourceSpec> defaultResourceSpecs() {
-  return {{std::string(framework::kCPU), 1}, {std::string(framework::kMemory), 1}};
-}
-
-util::Result<ResourceAllocationScorer> ResourceAllocationScorer::create(
-    ScoringFunction function, const std::vector<config::ResourceSpec>& resources,
-    const std::vector<config::UtilizationShapePoint>& shape, std::string_view field) {
-  const auto specs = resources.empty() ? defaultResourceSpecs() : resources;
-  ResourceAllocationScorer s;
-  s.function_ = function;
-  std::set<std::string> seen;
-  for (size_t i = 0; i < specs.size(); ++i) {
-    const auto& spec = specs[i];
-    std::string at = std::string(field) + ".resources[" + std::to_string(i) + "]";
-    if (function == ScoringFunction::Balanced) {
-      // Upstream's NodeResourcesBalancedAllocationArgs validation.
-      if (!seen.insert(spec.name).second) return invalid(at + ".name", "duplicate " + spec.name);
-      if (spec.weight != 1) return invalid(at + ".weight", "must be 1");
-    } else if (spec.weight <= 0 || spec.weight > framework::kMaxNodeScore) {
-      return invalid(at + ".weight",
-                     "resource weight of " + spec.name + " not in valid range [1, 100]");
-    }
-    s.resources_.push_back(resolve(spec));
+ResourceAllocationScorer::ResourceAllocationScorer(ScoringFunction function,
+                                                   const std::vector<ResourceSpec>& resources,
+                                                   const std::vector<UtilizationShapePoint>& shape)
+    : function_(function) {
+  for (const auto& spec : resources) resources_.push_back(resolve(spec));
+  if (function != ScoringFunction::RequestedToCapacityRatio) return;
+  for (const auto& point : shape) {
+    // The file's 0..10 scores are scaled to the scheduler's 0..100.
+    shape_.push_back(ShapePoint{
+        point.utilization, point.score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
   }
-  if (function == ScoringFunction::RequestedToCapacityRatio) {
-    std::string at = std::string(field) + ".requestedToCapacityRatio.shape";
-    if (shape.empty()) return invalid(at, "at least one point must be specified");
-    for (size_t i = 0; i < shape.size(); ++i) {
-      std::string point = at + "[" + std::to_string(i) + "]";
-      if (i > 0 && shape[i - 1].utilization >= shape[i].utilization) {
-        return invalid(point + ".utilization",
-                       "utilization values must be sorted in increasing order");
-      }
-      if (shape[i].utilization < 0 || shape[i].utilization > kMaxUtilization) {
-        return invalid(point + ".utilization", "not in valid range [0, 100]");
-      }
-      if (shape[i].score < 0 || shape[i].score > kMaxCustomPriorityScore) {
-        return invalid(point + ".score", "not in valid range [0, 10]");
-      }
-      // The file's 0..10 scores are scaled to the scheduler's 0..100.
-      s.shape_.push_back(
-          ShapePoint{shape[i].utilization,
-                     shape[i].score * (framework::kMaxNodeScore / kMaxCustomPriorityScore)});
-    }
-  }
-  return s;
 }
 
 std::vector<int64_t> ResourceAllocationScorer::podRequests(const framework::PodInfo& pod) const {
@@ -252,6 +220,36 @@ int64_t ResourceAllocationScorer::score(const framework::NodeInfo& node,
     fractions[n++] = f > 1 ? 1 : f;
   }
   return balancedScore(fractions, n);
+}
+
+}  // namespace berth::plugins::noderesources
+
+namespace berth::plugins::noderesources {
+
+void ResourceAllocationScorer::writePreScoreState(framework::CycleState& state,
+                                                  framework::StateKey key,
+                                                  std::vector<int64_t> podRequests) const {
+  auto s = std::make_unique<PodRequestsState>();
+  s->podRequests = std::move(podRequests);
+  state.write(key, std::move(s));
+}
+
+int64_t ResourceAllocationScorer::scoreWithState(const framework::CycleState& state,
+                                                 framework::StateKey key,
+                                                 const framework::PodInfo& pod,
+                                                 const framework::NodeInfo& node) const {
+  const auto* s = state.readAs<PodRequestsState>(key);
+  // The size check guards against a state written for another resource list.
+  if (s != nullptr && s->podRequests.size() == resources_.size()) {
+    return score(node, s->podRequests.data());
+  }
+  auto requests = podRequests(pod);
+  if (function_ == ScoringFunction::Balanced && isBestEffort(requests)) return 0;
+  return score(node, requests.data());
+}
+
+bool ResourceAllocationScorer::isBestEffort(const std::vector<int64_t>& podRequests) {
+  return std::all_of(podRequests.begin(), podRequests.end(), [](int64_t r) { return r == 0; });
 }
 
 }  // namespace berth::plugins::noderesources

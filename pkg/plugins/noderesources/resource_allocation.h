@@ -10,10 +10,10 @@
 #include <string>
 #include <vector>
 
-#include "pkg/config/config.h"
+#include "pkg/framework/cycle_state.h"
 #include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
-#include "pkg/util/result.h"
+#include "pkg/plugins/noderesources/args.h"
 
 namespace berth::plugins::noderesources {
 
@@ -41,16 +41,11 @@ struct ShapePoint {
 // `shape` must not be empty.
 int64_t brokenLinear(const std::vector<ShapePoint>& shape, int64_t utilization);
 
-// cpu:1, memory:1, what upstream defaults an empty resource list to.
-std::vector<config::ResourceSpec> defaultResourceSpecs();
-
 class ResourceAllocationScorer {
  public:
-  // `resources` empty means the defaults. `shape` (utilization 0..100, score 0..10) is for
-  // RequestedToCapacityRatio only. Errors name the offending field under `field`.
-  static util::Result<ResourceAllocationScorer> create(
-      ScoringFunction function, const std::vector<config::ResourceSpec>& resources,
-      const std::vector<config::UtilizationShapePoint>& shape, std::string_view field);
+  // `resources` and `shape` (RequestedToCapacityRatio only) as their args decoder validated them.
+  ResourceAllocationScorer(ScoringFunction function, const std::vector<ResourceSpec>& resources,
+                           const std::vector<UtilizationShapePoint>& shape);
 
   const std::vector<ScoredResource>& resources() const { return resources_; }
 
@@ -59,10 +54,18 @@ class ResourceAllocationScorer {
   std::vector<int64_t> podRequests(const framework::PodInfo& pod) const;
   // `podRequests` has one entry per scored resource.
   int64_t score(const framework::NodeInfo& node, const int64_t* podRequests) const;
+  // PreScore: the pod's requests, stored under `key` for scoreWithState.
+  void writePreScoreState(framework::CycleState& state, framework::StateKey key,
+                          std::vector<int64_t> podRequests) const;
+  // Score with the requests PreScore stored under `key`; when PreScore did not run (not enabled at
+  // that point) they are computed here, as upstream, and for Balanced a best-effort pod scores 0.
+  int64_t scoreWithState(const framework::CycleState& state, framework::StateKey key,
+                         const framework::PodInfo& pod, const framework::NodeInfo& node) const;
+
+  // No request for any scored resource.
+  static bool isBestEffort(const std::vector<int64_t>& podRequests);
 
  private:
-  ResourceAllocationScorer() = default;
-
   ScoringFunction function_ = ScoringFunction::LeastAllocated;
   std::vector<ScoredResource> resources_;
   std::vector<ShapePoint> shape_;

@@ -41,8 +41,7 @@ class NodeUnschedulable final : public framework::FilterPlugin,
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newNodeUnschedulable(const config::Profile&,
-                                                        const framework::Handle&) {
+util::Result<framework::PluginPtr> newNodeUnschedulable(const framework::Handle&) {
   return framework::PluginPtr(std::make_unique<NodeUnschedulable>());
 }
 

@@ -10,7 +10,6 @@ inline constexpr std::string_view kErrReasonUnschedulable = "node(s) were unsche
 inline constexpr std::string_view kErrReasonUnknownCondition = "node(s) had unknown conditions";
 inline constexpr std::string_view kTaintNodeUnschedulable = "node.kubernetes.io/unschedulable";
 
-util::Result<framework::PluginPtr> newNodeUnschedulable(const config::Profile&,
-                                                        const framework::Handle&);
+util::Result<framework::PluginPtr> newNodeUnschedulable(const framework::Handle&);
 
 }  // namespace berth::plugins::nodeunschedulable

@@ -19,8 +19,7 @@ class PrioritySort final : public framework::QueueSortPlugin {
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newPrioritySort(const config::Profile&,
-                                                   const framework::Handle&) {
+util::Result<framework::PluginPtr> newPrioritySort(const framework::Handle&) {
   return framework::PluginPtr(std::make_unique<PrioritySort>());
 }
 

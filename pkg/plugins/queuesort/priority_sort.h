@@ -5,7 +5,6 @@
 
 namespace berth::plugins::queuesort {
 
-util::Result<framework::PluginPtr> newPrioritySort(const config::Profile&,
-                                                   const framework::Handle&);
+util::Result<framework::PluginPtr> newPrioritySort(const framework::Handle&);
 
 }  // namespace berth::plugins::queuesort

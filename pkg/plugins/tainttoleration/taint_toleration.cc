@@ -97,8 +97,7 @@ class TaintToleration final : public framework::FilterPlugin,
 
 }  // namespace
 
-util::Result<framework::PluginPtr> newTaintToleration(const config::Profile&,
-                                                      const framework::Handle&) {
+util::Result<framework::PluginPtr> newTaintToleration(const framework::Handle&) {
   return framework::PluginPtr(std::make_unique<TaintToleration>());
 }
 

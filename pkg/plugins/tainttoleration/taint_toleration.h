@@ -6,7 +6,6 @@
 
 namespace berth::plugins::tainttoleration {
 
-util::Result<framework::PluginPtr> newTaintToleration(const config::Profile&,
-                                                      const framework::Handle&);
+util::Result<framework::PluginPtr> newTaintToleration(const framework::Handle&);
 
 }  // namespace berth::plugins::tainttoleration

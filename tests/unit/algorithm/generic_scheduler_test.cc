@@ -524,13 +524,13 @@ TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesA
   expectReuseDecidesAsEvaluatingEveryNode(
       [](const framework::Snapshot& snapshot) {
         auto registry = plugins::makeInTreeRegistry();
-        EXPECT_TRUE(registry
-                        .add(std::string(CrowdAware::kName),
-                             [&snapshot](const config::Profile&, const framework::Handle&)
-                                 -> util::Result<framework::PluginPtr> {
-                               return framework::PluginPtr(std::make_unique<CrowdAware>(snapshot));
-                             })
-                        .ok());
+        EXPECT_TRUE(
+            registry
+                .add(std::string(CrowdAware::kName),
+                     [&snapshot](const framework::Handle&) -> util::Result<framework::PluginPtr> {
+                       return framework::PluginPtr(std::make_unique<CrowdAware>(snapshot));
+                     })
+                .ok());
         config::Profile profile = config::defaultConfiguration().profiles[0];
         // Last in Filter order, but between node-local plugins in Score order (after
         // NodeResourcesFit, before NodeResourcesBalancedAllocation): a node-local rejection must
@@ -566,8 +566,7 @@ TEST_F(GenericSchedulerTest, FilterErrorAbortsTheCycle) {
   auto registry = plugins::makeInTreeRegistry();
   ASSERT_TRUE(registry
                   .add("BrokenFilter",
-                       [](const config::Profile&,
-                          const framework::Handle&) -> util::Result<framework::PluginPtr> {
+                       [](const framework::Handle&) -> util::Result<framework::PluginPtr> {
                          return framework::PluginPtr(std::make_unique<BrokenFilter>());
                        })
                   .ok());

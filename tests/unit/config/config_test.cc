@@ -7,12 +7,49 @@
 #include <string>
 #include <vector>
 
+#include "pkg/plugins/nodeaffinity/args.h"
+#include "pkg/plugins/noderesources/args.h"
+#include "pkg/plugins/registry.h"
+
 namespace berth::config {
 namespace {
 
 constexpr std::string_view kHeader =
     "apiVersion: kubescheduler.config.k8s.io/v1\n"
     "kind: KubeSchedulerConfiguration\n";
+
+// The configuration as berth reads it: plugin args checked by the in-tree plugins' decoders.
+util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source) {
+  static const framework::runtime::Registry registry = plugins::makeInTreeRegistry();
+  return config::parseConfiguration(text, source, registry);
+}
+
+// A plugin's args as its factory gets them: its pluginConfig entry decoded, or its defaults.
+template <typename Args>
+Args argsOf(const Profile& profile, std::string_view plugin,
+            void (*decode)(Decoder&, const Json&, const std::string&, Args&)) {
+  Args args;
+  if (const PluginConfig* c = profile.pluginConfigFor(plugin)) {
+    Decoder d;
+    decode(d, c->args, c->field, args);
+    EXPECT_FALSE(d.failed()) << d.error();
+  }
+  return args;
+}
+plugins::noderesources::NodeResourcesFitArgs fitArgs(const Profile& p) {
+  return argsOf(p, "NodeResourcesFit", plugins::noderesources::decodeNodeResourcesFitArgs);
+}
+plugins::noderesources::NodeResourcesBalancedAllocationArgs balancedArgs(const Profile& p) {
+  return argsOf(p, "NodeResourcesBalancedAllocation",
+                plugins::noderesources::decodeNodeResourcesBalancedAllocationArgs);
+}
+plugins::nodeaffinity::NodeAffinityArgs affinityArgs(const Profile& p) {
+  return argsOf(p, "NodeAffinity", plugins::nodeaffinity::decodeNodeAffinityArgs);
+}
+
+using plugins::noderesources::NodeResourcesFitArgs;
+using plugins::noderesources::ResourceSpec;
+using plugins::noderesources::ScoringStrategy;
 
 util::Result<Configuration> parse(std::string_view body) {
   return parseConfiguration(std::string(kHeader) + std::string(body), "config.yaml");
@@ -61,10 +98,10 @@ TEST(Config, DefaultConfigurationHasOneBerthProfile) {
   EXPECT_FALSE(p.percentageOfNodesToScore.has_value());
   EXPECT_EQ(render(p.plugins.multiPoint.enabled), kDefaults);
   EXPECT_TRUE(p.plugins.score.enabled.empty());
-  EXPECT_EQ(p.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
-  EXPECT_EQ(resources(p.nodeResourcesFit.scoringStrategy.resources), "cpu:1, memory:1");
-  EXPECT_EQ(resources(p.nodeResourcesBalancedAllocation.resources), "cpu:1, memory:1");
-  EXPECT_FALSE(p.nodeAffinity.addedAffinity.has_value());
+  EXPECT_EQ(fitArgs(p).scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
+  EXPECT_EQ(resources(fitArgs(p).scoringStrategy.resources), "cpu:1, memory:1");
+  EXPECT_EQ(resources(balancedArgs(p).resources), "cpu:1, memory:1");
+  EXPECT_FALSE(affinityArgs(p).addedAffinity.has_value());
   EXPECT_EQ(cfg.percentageOfNodesToScore, 100);
   EXPECT_EQ(cfg.parallelism, 16);
   EXPECT_EQ(cfg.podInitialBackoffSeconds, 1);
@@ -291,14 +328,14 @@ profiles:
   EXPECT_EQ(spread.schedulerName, "spread");
   EXPECT_EQ(spread.field, "profiles[0]");
   EXPECT_EQ(render(spread.plugins.multiPoint.enabled), kDefaults);
-  EXPECT_EQ(spread.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
+  EXPECT_EQ(fitArgs(spread).scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
   EXPECT_EQ(pack.schedulerName, "pack");
   EXPECT_EQ(pack.field, "profiles[1]");
   EXPECT_EQ(render(pack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
             "NodePorts, NodeResourcesFit:1, DefaultBinder");
-  EXPECT_EQ(pack.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
-  EXPECT_EQ(resources(pack.nodeResourcesFit.scoringStrategy.resources), "cpu:1, memory:1");
+  EXPECT_EQ(fitArgs(pack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
+  EXPECT_EQ(resources(fitArgs(pack).scoringStrategy.resources), "cpu:1, memory:1");
 }
 
 // --- Plugin arguments ----------------------------------------------------------------------------
@@ -329,7 +366,7 @@ profiles:
             score: 10
 )");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
-  const NodeResourcesFitArgs& args = cfg->profiles[0].nodeResourcesFit;
+  const NodeResourcesFitArgs& args = fitArgs(cfg->profiles[0]);
   EXPECT_EQ(args.ignoredResources, std::vector<std::string>{"example.com/foo"});
   EXPECT_EQ(args.ignoredResourceGroups, std::vector<std::string>{"example.org"});
   EXPECT_EQ(args.scoringStrategy.type, ScoringStrategy::Type::RequestedToCapacityRatio);
@@ -347,9 +384,9 @@ TEST(Config, ScoringStrategyWithoutResourcesUsesCpuAndMemory) {
       "  - name: NodeResourcesBalancedAllocation\n    args: {resources: [{name: cpu}]}\n");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
   const Profile& p = cfg->profiles[0];
-  EXPECT_EQ(p.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
-  EXPECT_EQ(resources(p.nodeResourcesFit.scoringStrategy.resources), "cpu:1, memory:1");
-  EXPECT_EQ(resources(p.nodeResourcesBalancedAllocation.resources), "cpu:1");
+  EXPECT_EQ(fitArgs(p).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
+  EXPECT_EQ(resources(fitArgs(p).scoringStrategy.resources), "cpu:1, memory:1");
+  EXPECT_EQ(resources(balancedArgs(p).resources), "cpu:1");
 }
 
 TEST(Config, NodeAffinityArgsAddedAffinityIsDecoded) {
@@ -381,7 +418,7 @@ profiles:
               values: [a, b]
 )");
   ASSERT_TRUE(cfg.ok()) << cfg.error().message;
-  const auto& added = cfg->profiles[0].nodeAffinity.addedAffinity;
+  const auto added = affinityArgs(cfg->profiles[0]).addedAffinity;
   ASSERT_TRUE(added.has_value());
   ASSERT_TRUE(added->requiredDuringSchedulingIgnoredDuringExecution.has_value());
   const auto& terms = added->requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms;
@@ -416,16 +453,16 @@ TEST(Config, ExampleConfigParses) {
   EXPECT_EQ(berth.schedulerName, "berth");
   EXPECT_EQ(berth.percentageOfNodesToScore, 100);
   EXPECT_EQ(render(berth.plugins.multiPoint.enabled), kDefaults);
-  EXPECT_EQ(berth.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
-  EXPECT_EQ(resources(berth.nodeResourcesFit.scoringStrategy.resources), "cpu:1, memory:1");
+  EXPECT_EQ(fitArgs(berth).scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
+  EXPECT_EQ(resources(fitArgs(berth).scoringStrategy.resources), "cpu:1, memory:1");
   const Profile& binpack = cfg->profiles[1];
   EXPECT_EQ(binpack.schedulerName, "berth-binpack");
   EXPECT_EQ(render(binpack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
             "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
             "DefaultBinder");
-  EXPECT_EQ(binpack.nodeResourcesFit.scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
-  EXPECT_EQ(resources(binpack.nodeResourcesFit.scoringStrategy.resources), "cpu:2, memory:1");
+  EXPECT_EQ(fitArgs(binpack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
+  EXPECT_EQ(resources(fitArgs(binpack).scoringStrategy.resources), "cpu:2, memory:1");
   EXPECT_EQ(cfg->leaderElection.resourceName, "berth");
   EXPECT_EQ(cfg->percentageOfNodesToScore, 100);
 }
@@ -452,7 +489,7 @@ TEST(Config, JsonInputIsAccepted) {
   EXPECT_EQ(cfg->profiles[0].schedulerName, "json");
   EXPECT_EQ(render(cfg->profiles[0].plugins.score.enabled),
             "NodeAffinity:4@profiles[0].plugins.score.enabled[0]");
-  EXPECT_EQ(resources(cfg->profiles[0].nodeResourcesFit.scoringStrategy.resources), "cpu:2");
+  EXPECT_EQ(resources(fitArgs(cfg->profiles[0]).scoringStrategy.resources), "cpu:2");
 }
 
 TEST(Config, YamlScalarsAreTypedAsUpstream) {
@@ -464,6 +501,62 @@ TEST(Config, YamlScalarsAreTypedAsUpstream) {
   auto quoted = parse("parallelism: \"16\"\n");
   ASSERT_FALSE(quoted.ok());
   EXPECT_EQ(quoted.error().message, "config.yaml: parallelism: must be an integer, got \"16\"");
+}
+
+}  // namespace
+}  // namespace berth::config
+
+namespace berth::config {
+namespace {
+
+// Args decoding as config sees it: NodePorts takes args, which must be a mapping with "ok: true".
+class FakeArgsDecoder final : public PluginArgsDecoder {
+ public:
+  bool takesArgs(std::string_view name) const override { return name == "NodePorts"; }
+  void checkArgs(std::string_view name, Decoder& d, const Json& args,
+                 const std::string& path) const override {
+    checked.push_back(std::string(name) + "@" + path);
+    if (!args.is_object() || args.value("ok", false) != true) d.fail(path, "fake says no");
+  }
+  mutable std::vector<std::string> checked;
+};
+
+TEST(Config, PluginArgsAreDispatchedByNameToTheGivenDecoder) {
+  FakeArgsDecoder fake;
+  const std::string header(kHeader);
+  auto cfg = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodePorts
+    args: {ok: true}
+)",
+                                        "config.yaml", fake);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(fake.checked, std::vector<std::string>{"NodePorts@profiles[0].pluginConfig[0].args"});
+  const PluginConfig* raw = cfg->profiles[0].pluginConfigFor("NodePorts");
+  ASSERT_NE(raw, nullptr);
+  EXPECT_EQ(raw->field, "profiles[0].pluginConfig[0].args");
+  EXPECT_EQ(raw->args, Json::parse(R"({"ok": true})"));
+  EXPECT_EQ(cfg->profiles[0].pluginConfigFor("NodeAffinity"), nullptr);
+
+  auto refused = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodePorts
+    args: {ok: false}
+)",
+                                            "config.yaml", fake);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().message, "config.yaml: profiles[0].pluginConfig[0].args: fake says no");
+
+  auto noArgs = config::parseConfiguration(header + R"(profiles:
+- pluginConfig:
+  - name: NodeResourcesFit
+    args: {}
+)",
+                                           "config.yaml", fake);
+  ASSERT_FALSE(noArgs.ok());
+  EXPECT_EQ(noArgs.error().message,
+            "config.yaml: profiles[0].pluginConfig[0].name: plugin \"NodeResourcesFit\" takes no "
+            "arguments");
 }
 
 }  // namespace

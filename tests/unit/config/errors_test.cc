@@ -6,6 +6,7 @@
 #include <string>
 
 #include "pkg/config/config.h"
+#include "pkg/plugins/registry.h"
 
 namespace berth::config {
 namespace {
@@ -13,6 +14,12 @@ namespace {
 constexpr std::string_view kHeader =
     "apiVersion: kubescheduler.config.k8s.io/v1\n"
     "kind: KubeSchedulerConfiguration\n";
+
+// The configuration as berth reads it: plugin args checked by the in-tree plugins' decoders.
+util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source) {
+  static const framework::runtime::Registry registry = plugins::makeInTreeRegistry();
+  return config::parseConfiguration(text, source, registry);
+}
 
 struct ErrorCase {
   std::string_view name;

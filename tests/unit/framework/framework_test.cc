@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pkg/plugins/registry.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/parallel.h"
 #include "tests/support/builders.h"
 
@@ -104,7 +105,7 @@ class FakeBind final : public BindPlugin {
 
 template <typename T, typename... Args>
 PluginFactory factoryOf(Args... args) {
-  return [=](const config::Profile&, const Handle&) -> util::Result<PluginPtr> {
+  return [=](const Handle&) -> util::Result<PluginPtr> {
     return PluginPtr(std::make_unique<T>(args...));
   };
 }
@@ -463,6 +464,41 @@ TEST_F(RunnerTest, OnlySampledCyclesTimeEachPluginCall) {
     EXPECT_EQ(series.cumulative.back(), series.count);
   }
   EXPECT_EQ(counts, (std::map<std::string, uint64_t>{{"Success", 2}, {"Unschedulable", 1}}));
+}
+
+// Filters after advancing a fake clock, as if each call took `took`.
+class SlowFilter final : public FilterPlugin {
+ public:
+  SlowFilter(util::FakeClock& clock, util::Duration took) : clock_(clock), took_(took) {}
+  std::string_view name() const override { return "SlowFilter"; }
+  Status filter(const CycleState&, const PodInfo&, const NodeInfo&) const override {
+    clock_.advance(took_);
+    return Status();
+  }
+
+ private:
+  util::FakeClock& clock_;
+  util::Duration took_;
+};
+
+TEST_F(RunnerTest, PluginCallsAreTimedOnTheFrameworksClock) {
+  util::FakeClock clock;
+  Registry r = plugins::makeInTreeRegistry();
+  r.add("SlowFilter", [&clock](const Handle&) -> util::Result<PluginPtr> {
+     return PluginPtr(std::make_unique<SlowFilter>(clock, std::chrono::milliseconds(3)));
+   }).ignore();
+  auto p = profileWith({});
+  p.plugins.filter.enabled = {plugin("SlowFilter")};
+  auto fw = Framework::create(r, p, Handle{}, clock);
+  ASSERT_TRUE(fw.ok()) << fw.error().message;
+  state_.setRecordPluginMetrics(true);
+  for (const char* n : {"n1", "n2"}) {
+    EXPECT_TRUE((*fw)->runFilterPlugins(state_, pod_, *snapshot_.get(n)).isSuccess());
+  }
+  auto series = (*fw)->pluginDurations().snapshot();
+  ASSERT_EQ(series.size(), 1u);
+  EXPECT_EQ(series[0].count, 2u);
+  EXPECT_DOUBLE_EQ(series[0].sumSeconds, 0.006);
 }
 
 TEST(PluginDurations, BucketsAreUpstreamsAndCumulative) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/api/decode.h"
 #include "pkg/plugins/nodeaffinity/node_affinity.h"
 #include "tests/support/builders.h"
 
@@ -23,9 +24,16 @@ using test::MakePod;
 constexpr const char* kErrPod = "node(s) didn't match Pod's node affinity/selector";
 constexpr const char* kErrEnforced = "node(s) didn't match scheduler-enforced node affinity";
 
+// A profile with NodeAffinity, given `added` as its pluginConfig args (as the file would give it).
 config::Profile profile(std::optional<api::NodeAffinity> added = std::nullopt) {
   auto p = test::profileWith({test::plugin("NodeAffinity", 2)});
-  p.nodeAffinity.addedAffinity = std::move(added);
+  if (added) {
+    api::Pod carrier;
+    carrier.spec.affinity.emplace().nodeAffinity = std::move(added);
+    const auto encoded = api::encodePod(carrier)["spec"]["affinity"]["nodeAffinity"];
+    config::Json args = {{"addedAffinity", config::Json::parse(encoded.dump())}};
+    p.pluginConfig.push_back({"NodeAffinity", std::move(args), "profiles[0].pluginConfig[0].args"});
+  }
   return p;
 }
 

@@ -125,15 +125,15 @@ framework::NodeInfo scoringNode(Requests capacity, const std::vector<framework::
   return makeNode(capacity, pods);
 }
 
-config::Profile fitProfile(config::ScoringStrategy::Type type,
-                           std::vector<config::ResourceSpec> resources = {},
-                           std::vector<config::UtilizationShapePoint> shape = {}) {
-  config::Profile profile;
-  profile.field = "profiles[0]";
-  profile.nodeResourcesFit.scoringStrategy.type = type;
-  profile.nodeResourcesFit.scoringStrategy.resources = std::move(resources);
-  profile.nodeResourcesFit.scoringStrategy.shape = std::move(shape);
-  return profile;
+// Fit's args with this strategy; no resources means the defaults (cpu and memory).
+NodeResourcesFitArgs fitProfile(ScoringStrategy::Type type,
+                                std::vector<ResourceSpec> resources = {},
+                                std::vector<UtilizationShapePoint> shape = {}) {
+  NodeResourcesFitArgs args;
+  args.scoringStrategy.type = type;
+  if (!resources.empty()) args.scoringStrategy.resources = std::move(resources);
+  args.scoringStrategy.shape = std::move(shape);
+  return args;
 }
 
 framework::PluginPtr mustCreate(util::Result<framework::PluginPtr> result) {
@@ -163,10 +163,10 @@ const Requests kEnoughNode = {{"cpu", "10m"},
 void runFilterCases(const std::vector<FilterCase>& cases, const Requests& allocatable) {
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
-    config::Profile profile = fitProfile(config::ScoringStrategy::Type::LeastAllocated);
-    profile.nodeResourcesFit.ignoredResources = tc.ignoredResources;
-    profile.nodeResourcesFit.ignoredResourceGroups = tc.ignoredGroups;
-    auto plugin = mustCreate(newFit(profile, framework::Handle{}));
+    NodeResourcesFitArgs args = fitProfile(ScoringStrategy::Type::LeastAllocated);
+    args.ignoredResources = tc.ignoredResources;
+    args.ignoredResourceGroups = tc.ignoredGroups;
+    auto plugin = mustCreate(newFit(args, framework::Handle{}));
     ASSERT_NE(plugin, nullptr);
     auto& pf = dynamic_cast<framework::PreFilterPlugin&>(*plugin);
     auto& f = dynamic_cast<framework::FilterPlugin&>(*plugin);
@@ -432,7 +432,7 @@ TEST(NodeResourcesFit, FilterChecksEphemeralStorage) {
 }
 
 TEST(NodeResourcesFit, FilterWithoutPreFilterIsAnError) {
-  auto plugin = mustCreate(newFit(fitProfile(config::ScoringStrategy::Type::LeastAllocated), {}));
+  auto plugin = mustCreate(newFit(fitProfile(ScoringStrategy::Type::LeastAllocated), {}));
   ASSERT_NE(plugin, nullptr);
   auto pod = PodBuilder().info();
   auto node = makeNode({});
@@ -454,13 +454,13 @@ struct ScoreCase {
   std::string name;
   framework::PodInfoPtr pod;
   std::vector<NodeSpec> nodes;
-  std::vector<config::ResourceSpec> resources;
+  std::vector<ResourceSpec> resources;
   std::vector<int64_t> want;
 };
 
-const std::vector<config::ResourceSpec> kDefaultResources = {{"cpu", 1}, {"memory", 1}};
+const std::vector<ResourceSpec> kDefaultResources = {{"cpu", 1}, {"memory", 1}};
 const std::string kExtendedRes = "abc.com/xyz";
-const std::vector<config::ResourceSpec> kExtendedResourceSet = {
+const std::vector<ResourceSpec> kExtendedResourceSet = {
     {"cpu", 1}, {"memory", 1}, {kExtendedRes, 1}};
 
 std::vector<int64_t> scoreAll(const framework::Plugin& plugin, const framework::PodInfo& pod,
@@ -488,8 +488,8 @@ std::vector<int64_t> scoreAll(const framework::Plugin& plugin, const framework::
   return scores;
 }
 
-void runFitScoreCases(config::ScoringStrategy::Type type, const std::vector<ScoreCase>& cases,
-                      const std::vector<config::UtilizationShapePoint>& shape = {}) {
+void runFitScoreCases(ScoringStrategy::Type type, const std::vector<ScoreCase>& cases,
+                      const std::vector<UtilizationShapePoint>& shape = {}) {
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
     auto plugin = mustCreate(newFit(fitProfile(type, tc.resources, shape), {}));
@@ -589,7 +589,7 @@ TEST(NodeResourcesFit, LeastAllocatedScores) {
        {},
        {37, 50}},
   };
-  runFitScoreCases(config::ScoringStrategy::Type::LeastAllocated, cases);
+  runFitScoreCases(ScoringStrategy::Type::LeastAllocated, cases);
 }
 
 TEST(NodeResourcesFit, MostAllocatedScores) {
@@ -656,11 +656,11 @@ TEST(NodeResourcesFit, MostAllocatedScores) {
        {{kExtendedRes, 2}, {"cpu", 1}, {"memory", 1}},
        {45, 45}},
   };
-  runFitScoreCases(config::ScoringStrategy::Type::MostAllocated, cases);
+  runFitScoreCases(ScoringStrategy::Type::MostAllocated, cases);
 }
 
 TEST(NodeResourcesFit, RequestedToCapacityRatioScores) {
-  const std::vector<config::UtilizationShapePoint> leastShape = {{0, 10}, {100, 0}};
+  const std::vector<UtilizationShapePoint> leastShape = {{0, 10}, {100, 0}};
   auto empty = PodBuilder().info();
   std::vector<ScoreCase> cases = {
       {"nothing scheduled, nothing requested (default - least requested nodes have priority)",
@@ -684,7 +684,7 @@ TEST(NodeResourcesFit, RequestedToCapacityRatioScores) {
        kDefaultResources,
        {38, 50}},
   };
-  runFitScoreCases(config::ScoringStrategy::Type::RequestedToCapacityRatio, cases, leastShape);
+  runFitScoreCases(ScoringStrategy::Type::RequestedToCapacityRatio, cases, leastShape);
 }
 
 // makeNode(name, 4000 milli-CPU, 10000Mi, extended) of upstream's bin-packing tests.
@@ -695,7 +695,7 @@ Requests binPackingNode(Requests extended) {
 }
 
 TEST(NodeResourcesFit, RequestedToCapacityRatioBinPacksExtendedResources) {
-  const std::vector<config::UtilizationShapePoint> shape = {{0, 0}, {100, 1}};
+  const std::vector<UtilizationShapePoint> shape = {{0, 0}, {100, 1}};
   const auto node1Single = binPackingNode({{"intel.com/foo", "8"}});
   const auto node2Single = binPackingNode({{"intel.com/foo", "4"}});
   auto foo2 = reqPod({{"intel.com/foo", "2"}});
@@ -721,11 +721,11 @@ TEST(NodeResourcesFit, RequestedToCapacityRatioBinPacksExtendedResources) {
        {{"intel.com/foo", 1}},
        {5, 10}},
   };
-  runFitScoreCases(config::ScoringStrategy::Type::RequestedToCapacityRatio, single, shape);
+  runFitScoreCases(ScoringStrategy::Type::RequestedToCapacityRatio, single, shape);
 
   const auto node1 = binPackingNode({{"intel.com/foo", "8"}, {"intel.com/bar", "4"}});
   const auto node2 = binPackingNode({{"intel.com/foo", "4"}, {"intel.com/bar", "8"}});
-  const std::vector<config::ResourceSpec> weighted = {{"intel.com/foo", 3}, {"intel.com/bar", 5}};
+  const std::vector<ResourceSpec> weighted = {{"intel.com/foo", 3}, {"intel.com/bar", 5}};
   std::vector<ScoreCase> multiple = {
       {"nothing scheduled, nothing requested",
        PodBuilder().info(),
@@ -738,7 +738,7 @@ TEST(NodeResourcesFit, RequestedToCapacityRatioBinPacksExtendedResources) {
        weighted,
        {4, 3}},
   };
-  runFitScoreCases(config::ScoringStrategy::Type::RequestedToCapacityRatio, multiple, shape);
+  runFitScoreCases(ScoringStrategy::Type::RequestedToCapacityRatio, multiple, shape);
 }
 
 TEST(NodeResourcesFit, BrokenLinearFunction) {
@@ -773,53 +773,66 @@ TEST(NodeResourcesFit, BrokenLinearFunction) {
   }
 }
 
+// Invalid args are refused once, by the args decoder (the plugin trusts what it is given).
+std::string fitArgsError(const char* json) {
+  config::Decoder d;
+  NodeResourcesFitArgs args;
+  decodeNodeResourcesFitArgs(d, config::Json::parse(json), "args", args);
+  return d.failed() ? d.error() : "";
+}
+
 TEST(NodeResourcesFit, RejectsInvalidScoringArgs) {
-  using Type = config::ScoringStrategy::Type;
   struct Case {
     std::string name;
-    config::Profile profile;
+    const char* args;
     std::string wantMessage;
   };
-  auto groups = fitProfile(Type::LeastAllocated);
-  groups.nodeResourcesFit.ignoredResourceGroups = {"example.com/aaa"};
   std::vector<Case> cases = {
       {"resource with negative weight",
-       fitProfile(Type::LeastAllocated, {{"memory", -1}, {"cpu", 1}}),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.resources[0].weight: resource weight of "
-       "memory not in valid range [1, 100]"},
-      {"resource with zero weight", fitProfile(Type::MostAllocated, {{"memory", 1}, {"cpu", 0}}),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.resources[1].weight: resource weight of "
-       "cpu not in valid range [1, 100]"},
+       R"({"scoringStrategy": {"type": "LeastAllocated", "resources": [{"name": "memory",
+           "weight": -1}, {"name": "cpu", "weight": 1}]}})",
+       "args.scoringStrategy.resources[0].weight: resource weight of memory not in valid range "
+       "(0, 100], got -1"},
       {"resource weight larger than MaxNodeScore",
-       fitProfile(Type::MostAllocated, {{"memory", 101}}),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.resources[0].weight: resource weight of "
-       "memory not in valid range [1, 100]"},
-      {"requested to capacity ratio without a shape", fitProfile(Type::RequestedToCapacityRatio),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.requestedToCapacityRatio.shape: at least "
-       "one point must be specified"},
-      {"shape not increasing", fitProfile(Type::RequestedToCapacityRatio, {}, {{50, 1}, {50, 2}}),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.requestedToCapacityRatio.shape[1]."
-       "utilization: utilization values must be sorted in increasing order"},
-      {"shape score above 10", fitProfile(Type::RequestedToCapacityRatio, {}, {{0, 11}}),
-       "profiles[0]: NodeResourcesFitArgs.scoringStrategy.requestedToCapacityRatio.shape[0].score: "
-       "not in valid range [0, 10]"},
-      {"resource group with a slash", groups,
-       "profiles[0]: NodeResourcesFitArgs.ignoredResourceGroups[0]: resource group name can't "
-       "contain '/'"},
+       R"({"scoringStrategy": {"type": "MostAllocated", "resources": [{"name": "memory",
+           "weight": 101}]}})",
+       "args.scoringStrategy.resources[0].weight: resource weight of memory not in valid range "
+       "(0, 100], got 101"},
+      {"requested to capacity ratio without a shape",
+       R"({"scoringStrategy": {"type": "RequestedToCapacityRatio"}})",
+       "args.scoringStrategy.requestedToCapacityRatio: required when type is "
+       "RequestedToCapacityRatio"},
+      {"shape not increasing",
+       R"({"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio":
+           {"shape": [{"utilization": 50, "score": 1}, {"utilization": 50, "score": 2}]}}})",
+       "args.scoringStrategy.requestedToCapacityRatio.shape[1].utilization: values must be sorted "
+       "in increasing order"},
+      {"shape score above 10",
+       R"({"scoringStrategy": {"type": "RequestedToCapacityRatio", "requestedToCapacityRatio":
+           {"shape": [{"utilization": 0, "score": 11}]}}})",
+       "args.scoringStrategy.requestedToCapacityRatio.shape[0].score: not in valid range [0, 10], "
+       "got 11"},
+      {"resource group with a slash", R"({"ignoredResourceGroups": ["example.com/aaa"]})",
+       "args.ignoredResourceGroups[0]: resource group name can't contain '/', got "
+       "\"example.com/aaa\""},
   };
   for (const auto& tc : cases) {
     SCOPED_TRACE(tc.name);
-    auto result = newFit(tc.profile, {});
-    ASSERT_FALSE(result.ok());
-    EXPECT_EQ(result.error().code, util::ErrorCode::InvalidArgument);
-    EXPECT_EQ(result.error().message, tc.wantMessage);
+    EXPECT_EQ(fitArgsError(tc.args), tc.wantMessage);
   }
+  // A zero weight is upstream's unset, defaulted to 1.
+  NodeResourcesFitArgs args;
+  config::Decoder d;
+  decodeNodeResourcesFitArgs(d, config::Json::parse(R"({"scoringStrategy": {"type":
+      "MostAllocated", "resources": [{"name": "memory", "weight": 1}, {"name": "cpu",
+      "weight": 0}]}})"),
+                             "args", args);
+  EXPECT_FALSE(d.failed());
+  EXPECT_EQ(args.scoringStrategy.resources.at(1).weight, 1);
 }
 
 TEST(NodeResourcesFit, DefaultProfileScoresLeastAllocated) {
-  auto cfg = config::defaultConfiguration();
-  ASSERT_FALSE(cfg.profiles.empty());
-  auto plugin = mustCreate(newFit(cfg.profiles[0], {}));
+  auto plugin = mustCreate(newFit(NodeResourcesFitArgs{}, {}));
   ASSERT_NE(plugin, nullptr);
   EXPECT_EQ(plugin->name(), "NodeResourcesFit");
   auto pod = reqPod({{"cpu", "1000"}, {"memory", "2000"}}, {{"cpu", "2000"}, {"memory", "3000"}});
@@ -832,11 +845,11 @@ TEST(NodeResourcesFit, DefaultProfileScoresLeastAllocated) {
 
 // --- BalancedAllocation --------------------------------------------------------------------------
 
-config::Profile balancedProfile(std::vector<config::ResourceSpec> resources) {
-  config::Profile profile;
-  profile.field = "profiles[0]";
-  profile.nodeResourcesBalancedAllocation.resources = std::move(resources);
-  return profile;
+// BalancedAllocation's args; no resources means the defaults (cpu and memory).
+NodeResourcesBalancedAllocationArgs balancedProfile(std::vector<ResourceSpec> resources) {
+  NodeResourcesBalancedAllocationArgs args;
+  if (!resources.empty()) args.resources = std::move(resources);
+  return args;
 }
 
 // makeNode(name, milliCPU, memory, scalars) of upstream's tests.
@@ -852,15 +865,14 @@ TEST(NodeResourcesBalancedAllocation, Scores) {
   auto cpuOnly = reqPod({{"cpu", "1000m"}, {"memory", "0"}}, {{"cpu", "2000m"}, {"memory", "0"}});
   auto cpuAndMemoryAndGPU = reqPod({{"cpu", "1000m"}, {"memory", "2000"}},
                                    {{"cpu", "2000m"}, {"memory", "3000"}, {"nvidia.com/gpu", "3"}});
-  const std::vector<config::ResourceSpec> withGPU = {
-      {"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
+  const std::vector<ResourceSpec> withGPU = {{"cpu", 1}, {"memory", 1}, {"nvidia.com/gpu", 1}};
   const Requests gpu8 = {{"nvidia.com/gpu", "8"}};
 
   struct Case {
     std::string name;
     framework::PodInfoPtr pod;
     std::vector<NodeSpec> nodes;
-    std::vector<config::ResourceSpec> resources;
+    std::vector<ResourceSpec> resources;
     bool runPreScore;
     std::vector<int64_t> want;
   };
@@ -955,14 +967,16 @@ TEST(NodeResourcesBalancedAllocation, SkipsBestEffortPods) {
 }
 
 TEST(NodeResourcesBalancedAllocation, RejectsInvalidArgs) {
-  auto result = newBalancedAllocation(balancedProfile({{"cpu", 2}, {"memory", 1}}), {});
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().message,
-            "profiles[0]: NodeResourcesBalancedAllocationArgs.resources[0].weight: must be 1");
-  result = newBalancedAllocation(balancedProfile({{"cpu", 1}, {"cpu", 1}}), {});
-  ASSERT_FALSE(result.ok());
-  EXPECT_EQ(result.error().message,
-            "profiles[0]: NodeResourcesBalancedAllocationArgs.resources[1].name: duplicate cpu");
+  auto error = [](const char* json) {
+    config::Decoder d;
+    NodeResourcesBalancedAllocationArgs args;
+    decodeNodeResourcesBalancedAllocationArgs(d, config::Json::parse(json), "args", args);
+    return d.failed() ? d.error() : "";
+  };
+  EXPECT_EQ(error(R"({"resources": [{"name": "cpu", "weight": 2}, {"name": "memory"}]})"),
+            "args.resources[0].weight: must be 1, got 2");
+  EXPECT_EQ(error(R"({"resources": [{"name": "cpu"}, {"name": "cpu"}]})"),
+            "args.resources[1].name: duplicate resource \"cpu\"");
 }
 
 // --- Hot path ------------------------------------------------------------------------------------
@@ -971,12 +985,12 @@ TEST(NodeResources, FilterAndScoreDoNotAllocateOnSuccess) {
 #ifdef BERTH_TSAN_RUNTIME
   GTEST_SKIP() << "allocations are not counted under ThreadSanitizer";
 #endif
-  auto fit = mustCreate(newFit(fitProfile(config::ScoringStrategy::Type::LeastAllocated,
+  auto fit = mustCreate(newFit(fitProfile(ScoringStrategy::Type::LeastAllocated,
                                           {{"cpu", 1}, {"memory", 1}, {"example.com/gpu", 1}}),
                                {}));
-  auto rtcr = mustCreate(newFit(fitProfile(config::ScoringStrategy::Type::RequestedToCapacityRatio,
-                                           {}, {{0, 0}, {50, 10}, {100, 5}}),
-                                {}));
+  auto rtcr = mustCreate(newFit(
+      fitProfile(ScoringStrategy::Type::RequestedToCapacityRatio, {}, {{0, 0}, {50, 10}, {100, 5}}),
+      {}));
   auto balanced = mustCreate(newBalancedAllocation(
       balancedProfile({{"cpu", 1}, {"memory", 1}, {"example.com/gpu", 1}}), {}));
   ASSERT_TRUE(fit && rtcr && balanced);

@@ -1,20 +1,22 @@
 #pragma once
-// Private to pkg/config: strict decoding of JSON values into configuration structs. A Decoder keeps
-// the first error ("path: problem"); once it has one, every further call is a no-op, so decoding
-// code can read field after field without checking each step (Abseil's Status::Update idea).
+// Strict decoding of JSON values into configuration structs, for pkg/config and for the plugins
+// that decode their own args. A Decoder keeps the first error ("path: problem"); once it has one,
+// every further call is a no-op, so decoding code can read field after field without checking
+// each step (Abseil's Status::Update idea).
 
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-#include "pkg/config/config.h"
-#include "pkg/config/internal/text.h"
+namespace berth::config {
 
-namespace berth::config::internal {
+// Ordered, so that the first error reported is the first in the file.
+using Json = nlohmann::ordered_json;
 
 inline constexpr std::string_view kApiVersion = "kubescheduler.config.k8s.io/v1";
 
@@ -55,16 +57,17 @@ class Decoder {
   std::optional<std::string> error_;
 };
 
-// Typed plugin arguments (pluginConfig[i].args), decoded, defaulted and validated as upstream's
-// v1 types and validation_pluginargs.go. `path` is "profiles[0].pluginConfig[1].args".
-void decodeNodeResourcesFitArgs(Decoder& d, const Json& j, const std::string& path,
-                                NodeResourcesFitArgs& out);
-void decodeNodeResourcesBalancedAllocationArgs(Decoder& d, const Json& j, const std::string& path,
-                                               NodeResourcesBalancedAllocationArgs& out);
-void decodeNodeAffinityArgs(Decoder& d, const Json& j, const std::string& path,
-                            NodeAffinityArgs& out);
+// The apiVersion and kind fields a plugin's args may carry; they must name its args type `kind`.
+std::vector<Decoder::Field> typeMetaFields(Decoder& d, const std::string& kind);
 
-// Upstream's defaults for arguments not given: cpu and memory with weight 1.
-std::vector<ResourceSpec> defaultResources();
+// A short rendering of a value for messages: "3", "\"abc\"", "a list".
+std::string describe(const Json& value);
 
-}  // namespace berth::config::internal
+// Why `name` is not a Kubernetes qualified name ("example.com/gpu", "cpu"); nullopt when it is.
+std::optional<std::string> qualifiedNameProblem(std::string_view name);
+
+// Why `value` is not a valid label value (empty, or up to 63 alphanumerics, '-', '_', '.'); nullopt
+// when it is.
+std::optional<std::string> labelValueProblem(std::string_view value);
+
+}  // namespace berth::config

@@ -1,0 +1,16 @@
+#pragma once
+// Go's time.ParseDuration, the syntax of every duration in berth's flags and configuration
+// ("1m30s", "500ms", "-1.5h", "0"; units ns, us, µs, ms, s, m, h).
+
+#include <chrono>
+#include <string_view>
+
+#include "pkg/util/result.h"
+
+namespace berth::util {
+
+// The duration in nanoseconds, or InvalidArgument with Go's message: `time: invalid duration
+// "x"`, `time: missing unit in duration "1"`, `time: unknown unit "x" in duration "1x"`.
+Result<std::chrono::nanoseconds> parseGoDuration(std::string_view text);
+
+}  // namespace berth::util
