@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace berth::api {
 
@@ -59,6 +60,32 @@ std::optional<PatchType> patchTypeFromContentType(std::string_view contentType) 
     }
   }
   return std::nullopt;
+}
+
+nlohmann::json encodeDeleteOptions(const DeleteOptions& options) {
+  nlohmann::json pre = nlohmann::json::object();
+  if (!options.preconditions.uid.empty()) {
+    pre["uid"] = options.preconditions.uid;
+  }
+  if (!options.preconditions.resourceVersion.empty()) {
+    pre["resourceVersion"] = options.preconditions.resourceVersion;
+  }
+  return {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(pre)}};
+}
+
+DeleteOptions decodeDeleteOptions(const nlohmann::json& body) {
+  DeleteOptions options;
+  const auto pre = body.find("preconditions");
+  if (pre == body.end() || !pre->is_object()) {
+    return options;
+  }
+  if (const auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
+    options.preconditions.uid = uid->get<std::string>();
+  }
+  if (const auto rv = pre->find("resourceVersion"); rv != pre->end() && rv->is_string()) {
+    options.preconditions.resourceVersion = rv->get<std::string>();
+  }
+  return options;
 }
 
 }  // namespace berth::api

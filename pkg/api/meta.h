@@ -4,6 +4,7 @@
 // media types, and the preconditions of a delete or a binding. One definition, so that what the
 // client sends and what the server reads cannot drift apart.
 
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -37,5 +38,16 @@ struct Preconditions {
   std::string uid{};
   std::string resourceVersion{};
 };
+
+// metav1.DeleteOptions: the body of a DELETE; berth sends and reads only its preconditions.
+struct DeleteOptions {
+  Preconditions preconditions{};
+};
+
+// {"kind":"DeleteOptions","apiVersion":"v1","preconditions":{...}}, with only the set fields.
+nlohmann::json encodeDeleteOptions(const DeleteOptions& options);
+// Reads a DELETE body as kube-apiserver's handler does here: preconditions that are not strings
+// are ignored, as is everything else.
+DeleteOptions decodeDeleteOptions(const nlohmann::json& body);
 
 }  // namespace berth::api

@@ -476,17 +476,7 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
     if (!options) {
       return errorResponse(options.error());
     }
-    const json& pre = options->is_object() && options->contains("preconditions")
-                          ? (*options)["preconditions"]
-                          : json();
-    if (pre.is_object()) {
-      if (pre.contains("uid") && pre["uid"].is_string()) {
-        preconditions.uid = pre["uid"];
-      }
-      if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
-        preconditions.resourceVersion = pre["resourceVersion"];
-      }
-    }
+    preconditions = api::decodeDeleteOptions(*options).preconditions;
   }
   auto removed = store_.remove(resource, info.ns, info.name, preconditions);
   if (!removed) {
