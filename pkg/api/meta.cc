@@ -6,6 +6,31 @@
 
 namespace berth::api {
 
+std::string ResourceInfo::apiVersion() const {
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+std::string ResourceInfo::path(std::string_view ns, std::string_view name,
+                               std::string_view subresource) const {
+  std::string out = group.empty() ? "/api/" : "/apis/" + std::string(group) + "/";
+  out += version;
+  if (namespaced && !ns.empty()) {
+    out += "/namespaces/";
+    out += ns;
+  }
+  out += "/";
+  out += this->name;
+  if (!name.empty()) {
+    out += "/";
+    out += name;
+    if (!subresource.empty()) {
+      out += "/";
+      out += subresource;
+    }
+  }
+  return out;
+}
+
 std::string_view watchEventTypeName(WatchEventType type) {
   switch (type) {
     case WatchEventType::Added:

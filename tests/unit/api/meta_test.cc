@@ -54,5 +54,22 @@ TEST(DeleteOptions, DecodeIgnoresPreconditionsThatAreNotStrings) {
             "");
 }
 
+TEST(ResourceInfo, PathsNameTheGroupVersionNamespaceAndSubresource) {
+  EXPECT_EQ(kPods.path("default", "web", "binding"), "/api/v1/namespaces/default/pods/web/binding");
+  EXPECT_EQ(kPods.path(), "/api/v1/pods");
+  EXPECT_EQ(kNodes.path("ignored", "n1"), "/api/v1/nodes/n1");
+  EXPECT_EQ(kLeases.path("kube-system", "berth"),
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/berth");
+  EXPECT_EQ(kLeases.apiVersion(), "coordination.k8s.io/v1");
+  EXPECT_EQ(kEventsV1.listKind, "EventList");
+  EXPECT_EQ(kNodes.apiVersion(), "v1");
+}
+
+TEST(WatchOptions, AskForNothingTheWireLeavesOut) {
+  const WatchOptions options;
+  EXPECT_FALSE(options.allowWatchBookmarks);
+  EXPECT_EQ(options.timeoutSeconds, 0);
+}
+
 }  // namespace
 }  // namespace berth::api
