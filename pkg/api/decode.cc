@@ -344,8 +344,10 @@ void read(const json& j, const Path& p, Affinity& out) {
 
 // The effects validation accepts (validateTaintEffect), in its order.
 void checkTaintEffect(const std::string& effect, const Path& p) {
-  if (effect != "NoSchedule" && effect != "PreferNoSchedule" && effect != "NoExecute") {
-    notSupported(p, effect, {"NoSchedule", "PreferNoSchedule", "NoExecute"});
+  if (effect != kTaintEffectNoSchedule && effect != kTaintEffectPreferNoSchedule &&
+      effect != kTaintEffectNoExecute) {
+    notSupported(p, effect,
+                 {kTaintEffectNoSchedule, kTaintEffectPreferNoSchedule, kTaintEffectNoExecute});
   }
 }
 

@@ -2,8 +2,34 @@
 
 #include <algorithm>
 #include <cctype>
+#include <utility>
 
 namespace berth::api {
+
+std::string ResourceInfo::apiVersion() const {
+  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
+}
+
+std::string ResourceInfo::path(std::string_view ns, std::string_view name,
+                               std::string_view subresource) const {
+  std::string out = group.empty() ? "/api/" : "/apis/" + std::string(group) + "/";
+  out += version;
+  if (namespaced && !ns.empty()) {
+    out += "/namespaces/";
+    out += ns;
+  }
+  out += "/";
+  out += this->name;
+  if (!name.empty()) {
+    out += "/";
+    out += name;
+    if (!subresource.empty()) {
+      out += "/";
+      out += subresource;
+    }
+  }
+  return out;
+}
 
 std::string_view watchEventTypeName(WatchEventType type) {
   switch (type) {
@@ -59,6 +85,32 @@ std::optional<PatchType> patchTypeFromContentType(std::string_view contentType) 
     }
   }
   return std::nullopt;
+}
+
+nlohmann::json encodeDeleteOptions(const DeleteOptions& options) {
+  nlohmann::json pre = nlohmann::json::object();
+  if (!options.preconditions.uid.empty()) {
+    pre["uid"] = options.preconditions.uid;
+  }
+  if (!options.preconditions.resourceVersion.empty()) {
+    pre["resourceVersion"] = options.preconditions.resourceVersion;
+  }
+  return {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(pre)}};
+}
+
+DeleteOptions decodeDeleteOptions(const nlohmann::json& body) {
+  DeleteOptions options;
+  const auto pre = body.find("preconditions");
+  if (pre == body.end() || !pre->is_object()) {
+    return options;
+  }
+  if (const auto uid = pre->find("uid"); uid != pre->end() && uid->is_string()) {
+    options.preconditions.uid = uid->get<std::string>();
+  }
+  if (const auto rv = pre->find("resourceVersion"); rv != pre->end() && rv->is_string()) {
+    options.preconditions.resourceVersion = rv->get<std::string>();
+  }
+  return options;
 }
 
 }  // namespace berth::api

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/resource/quantity.h"
@@ -90,10 +91,15 @@ struct Affinity {
 
 // --- Taints and tolerations ----------------------------------------------------------------------
 
+// v1.TaintEffect values.
+inline constexpr std::string_view kTaintEffectNoSchedule = "NoSchedule";
+inline constexpr std::string_view kTaintEffectPreferNoSchedule = "PreferNoSchedule";
+inline constexpr std::string_view kTaintEffectNoExecute = "NoExecute";
+
 struct Taint {
   std::string key;
   std::string value;
-  std::string effect;  // NoSchedule, PreferNoSchedule, NoExecute
+  std::string effect;  // one of the kTaintEffect values
 };
 
 struct Toleration {
@@ -150,8 +156,15 @@ struct PodCondition {
   std::optional<Timestamp> lastTransitionTime;
 };
 
+// v1.PodPhase values.
+inline constexpr std::string_view kPodPending = "Pending";
+inline constexpr std::string_view kPodRunning = "Running";
+inline constexpr std::string_view kPodSucceeded = "Succeeded";
+inline constexpr std::string_view kPodFailed = "Failed";
+inline constexpr std::string_view kPodUnknown = "Unknown";
+
 struct PodStatus {
-  std::string phase;  // Pending, Running, Succeeded, Failed, Unknown
+  std::string phase;  // one of the kPod phase values
   std::vector<PodCondition> conditions;
   std::string nominatedNodeName;
   std::string reason;  // e.g. OutOfcpu when kubelet rejected the pod

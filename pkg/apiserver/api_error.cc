@@ -1,5 +1,6 @@
 #include "pkg/apiserver/api_error.h"
 
+#include "pkg/api/status.h"
 #include "pkg/util/quote.h"
 
 namespace berth::apiserver {
@@ -53,40 +54,20 @@ ApiError objectError(ObjectError kind, std::string_view group, std::string_view 
 }
 
 json ApiError::toStatus() const {
-  json status = {{"kind", "Status"},    {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"}, {"message", message}, {"code", code}};
-  if (!continueToken.empty()) {
-    status["metadata"]["continue"] = continueToken;
+  api::Status status{.status = "Failure",
+                     .message = message,
+                     .reason = reason,
+                     .code = code,
+                     .details = {.name = name, .group = group, .kind = kind},
+                     .continueToken = continueToken};
+  for (const json& cause : causes) {
+    status.details.causes.push_back(
+        {cause.value("reason", ""), cause.value("message", ""), cause.value("field", "")});
   }
-  if (!reason.empty()) {
-    status["reason"] = reason;
-  }
-  if (!kind.empty() || !name.empty() || !causes.empty()) {
-    json details = json::object();
-    if (!name.empty()) {
-      details["name"] = name;
-    }
-    if (!group.empty()) {
-      details["group"] = group;
-    }
-    if (!kind.empty()) {
-      details["kind"] = kind;
-    }
-    if (!causes.empty()) {
-      details["causes"] = causes;
-    }
-    status["details"] = std::move(details);
-  }
-  return status;
+  return api::encodeStatus(status);
 }
 
-json successStatus(int code) {
-  return {{"kind", "Status"},
-          {"apiVersion", "v1"},
-          {"metadata", json::object()},
-          {"status", "Success"},
-          {"code", code}};
-}
+json successStatus(int code) { return api::encodeStatus({.status = "Success", .code = code}); }
 
 ApiError decodeError(const ResourceInfo& info, const util::Error& error) {
   return badRequest(std::string(info.kind) + " in version " + util::quoteGo(info.version) +

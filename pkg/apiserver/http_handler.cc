@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/status.h"
 #include "pkg/apiserver/discovery.h"
 
 namespace berth::apiserver {
@@ -476,17 +477,7 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
     if (!options) {
       return errorResponse(options.error());
     }
-    const json& pre = options->is_object() && options->contains("preconditions")
-                          ? (*options)["preconditions"]
-                          : json();
-    if (pre.is_object()) {
-      if (pre.contains("uid") && pre["uid"].is_string()) {
-        preconditions.uid = pre["uid"];
-      }
-      if (pre.contains("resourceVersion") && pre["resourceVersion"].is_string()) {
-        preconditions.resourceVersion = pre["resourceVersion"];
-      }
-    }
+    preconditions = api::decodeDeleteOptions(*options).preconditions;
   }
   auto removed = store_.remove(resource, info.ns, info.name, preconditions);
   if (!removed) {
@@ -497,19 +488,14 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
   }
   // The generic registry's finalizeDelete: a Success Status naming what was deleted.
   const ResourceInfo& meta = resourceInfo(resource);
-  json details = {{"name", info.name}};
-  if (!meta.group.empty()) {
-    details["group"] = meta.group;
-  }
-  details["kind"] = meta.name;
+  api::Status status{
+      .status = "Success",
+      .details = {
+          .name = info.name, .group = std::string(meta.group), .kind = std::string(meta.name)}};
   if (removed->contains("metadata") && (*removed)["metadata"].contains("uid")) {
-    details["uid"] = (*removed)["metadata"]["uid"];
+    status.details.uid = (*removed)["metadata"]["uid"];
   }
-  return jsonResponse(200, {{"kind", "Status"},
-                            {"apiVersion", "v1"},
-                            {"metadata", json::object()},
-                            {"status", "Success"},
-                            {"details", std::move(details)}});
+  return jsonResponse(200, api::encodeStatus(status));
 }
 
 HttpResponse HttpHandler::bind(const RequestInfo& info, std::string_view body,

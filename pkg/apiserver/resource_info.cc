@@ -5,28 +5,20 @@
 namespace berth::apiserver {
 namespace {
 
-constexpr std::array<ResourceInfo, 5> kResources = {{
-    {Resource::Nodes, "", "v1", "nodes", "Node", "NodeList", false},
-    {Resource::Pods, "", "v1", "pods", "Pod", "PodList", true},
-    {Resource::Events, "", "v1", "events", "Event", "EventList", true},
-    {Resource::EventsV1, "events.k8s.io", "v1", "events", "Event", "EventList", true},
-    {Resource::Leases, "coordination.k8s.io", "v1", "leases", "Lease", "LeaseList", true},
-}};
+// By Resource value.
+constexpr std::array<const ResourceInfo*, 5> kResources = {&api::kNodes, &api::kPods, &api::kEvents,
+                                                           &api::kEventsV1, &api::kLeases};
 
 }  // namespace
 
-std::string ResourceInfo::apiVersion() const {
-  return group.empty() ? std::string(version) : std::string(group) + "/" + std::string(version);
-}
-
 const ResourceInfo& resourceInfo(Resource resource) {
-  return kResources[static_cast<size_t>(resource)];
+  return *kResources[static_cast<size_t>(resource)];
 }
 
 std::optional<Resource> findResource(std::string_view group, std::string_view name) {
-  for (const ResourceInfo& info : kResources) {
-    if (info.group == group && info.name == name) {
-      return info.resource;
+  for (size_t i = 0; i < kResources.size(); ++i) {
+    if (kResources[i]->group == group && kResources[i]->name == name) {
+      return static_cast<Resource>(i);
     }
   }
   return std::nullopt;

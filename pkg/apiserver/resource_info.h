@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include "pkg/api/meta.h"
+
 namespace berth::apiserver {
 
 // The resources the store serves. Upstream, core/v1 and events.k8s.io/v1 events are two views of
@@ -12,16 +14,7 @@ namespace berth::apiserver {
 // through the other).
 enum class Resource { Nodes, Pods, Events, EventsV1, Leases };
 
-struct ResourceInfo {
-  Resource resource;
-  std::string_view group;     // "" for the core group
-  std::string_view version;   // "v1"
-  std::string_view name;      // the path segment: "pods"
-  std::string_view kind;      // "Pod"
-  std::string_view listKind;  // "PodList"
-  bool namespaced = true;
-  std::string apiVersion() const;  // "v1", "coordination.k8s.io/v1"
-};
+using ResourceInfo = api::ResourceInfo;
 
 const ResourceInfo& resourceInfo(Resource resource);
 // The resource at /api/v1/NAME (group "") or /apis/GROUP/v1/NAME; nullopt when not served.

@@ -291,7 +291,7 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
   meta.erase("deletionTimestamp");
   if (resource == Resource::Pods) {
     // PodStrategy.PrepareForCreate resets the status; defaulting names the default scheduler.
-    object["status"] = {{"phase", "Pending"}};
+    object["status"] = {{"phase", api::kPodPending}};
     json& spec = object["spec"];
     if (!spec.is_object()) {
       spec = json::object();

@@ -34,17 +34,10 @@
 
 namespace berth::apiserver {
 
-struct ListOptions {
-  std::string labelSelector{};
-  std::string fieldSelector{};
-  // ?limit=: at most this many matching items (0 or less: all of them); when more match, the
-  // result carries a continue token for the next page.
-  int64_t limit = 0;
-  // ?continue=: the token of the previous page. Every page of one list is served at the first
-  // page's resourceVersion, as etcd serves continuations at the first page's revision: 410 Expired
-  // once the history no longer reaches back to it, 400 BadRequest for a malformed token.
-  std::string continueToken{};
-};
+// list() reads labelSelector, fieldSelector, limit and continue; watch() reads the selectors, the
+// resourceVersion and allowWatchBookmarks (the HTTP layer applies timeoutSeconds).
+using ListOptions = api::ListOptions;
+using WatchOptions = api::WatchOptions;
 
 struct ListResult {
   std::vector<nlohmann::json> items;  // sorted by namespace, then name (etcd key order)
@@ -70,15 +63,6 @@ struct WatchEvent {
   std::string_view typeName() const;  // "ADDED", ...
   // {"type":"ADDED","object":{...}}: one line of a watch stream.
   nlohmann::json toJson() const;
-};
-
-struct WatchOptions {
-  // "" or "0": the current objects as ADDED events, then changes. Otherwise every change after it,
-  // replayed from the history, or 410 Expired when the history no longer reaches back.
-  std::string resourceVersion{};
-  std::string labelSelector{};
-  std::string fieldSelector{};
-  bool allowWatchBookmarks = false;
 };
 
 // An open watch: a queue the store fills and one reader drains. Stopping it (or the store closing

@@ -188,7 +188,7 @@ void Cache::dropTerminalLocked(const api::Pod& pod) {
   std::string key = keyOf(pod);
   auto it = pods_.find(key);
   if (it == pods_.end()) return;  // never held, or already freed: nothing to subtract
-  if (it->second.placedHere && pod.status.phase == "Failed" &&
+  if (it->second.placedHere && pod.status.phase == api::kPodFailed &&
       isKubeletAdmissionRejection(pod.status.reason)) {
     kubelet_rejections_[pod.status.reason]++;
   }

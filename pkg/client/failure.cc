@@ -4,6 +4,8 @@
 #include <string>
 #include <utility>
 
+#include "pkg/api/status.h"
+
 namespace berth::client {
 namespace {
 
@@ -26,11 +28,6 @@ std::optional<std::chrono::seconds> parseSeconds(std::string_view text) {
     return std::nullopt;
   }
   return std::chrono::seconds(value);
-}
-
-std::string stringField(const json& obj, std::string_view key) {
-  const auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
 // The reason and message client-go's NewGenericServerResponse gives a code whose body is not a
@@ -160,26 +157,23 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
   f.kind = ApiFailure::Kind::Status;
   f.code = code;
   f.retryAfter = parseSeconds(retryAfter);
-  json status = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  if (!status.is_object() || stringField(status, "kind") != "Status") {
+  const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  const std::optional<api::Status> status = api::decodeStatus(parsed);
+  if (!status) {
     genericResponse(f, verb, body);
     return f;
   }
   // As client-go, the Status's own code is the error's code (when it names an error at all).
-  if (const auto it = status.find("code"); it != status.end() && it->is_number_integer()) {
-    const int statusCode = it->get<int>();
-    if (statusCode >= 400) {
-      f.code = statusCode;
-    }
+  if (status->code >= 400) {
+    f.code = status->code;
   }
-  f.reason = stringField(status, "reason");
-  f.message = stringField(status, "message");
-  if (const auto it = status.find("details"); it != status.end() && it->is_object()) {
+  f.reason = status->reason;
+  f.message = status->message;
+  if (const auto it = parsed.find("details"); it != parsed.end() && it->is_object()) {
     f.details = *it;
-    if (const auto s = it->find("retryAfterSeconds");
-        !f.retryAfter && s != it->end() && s->is_number_integer() && s->get<int64_t>() > 0) {
-      f.retryAfter = std::chrono::seconds(s->get<int64_t>());
-    }
+  }
+  if (!f.retryAfter && status->details.retryAfterSeconds > 0) {
+    f.retryAfter = std::chrono::seconds(status->details.retryAfterSeconds);
   }
   if (f.message.empty()) {
     ApiFailure generic;

@@ -36,26 +36,6 @@ void addParam(std::string& query, std::string_view key, std::string_view value) 
 
 }  // namespace
 
-std::string Resource::path(std::string_view ns, std::string_view name,
-                           std::string_view subresource) const {
-  std::string out = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (namespaced && !ns.empty()) {
-    out += "/namespaces/";
-    out += ns;
-  }
-  out += "/";
-  out += this->name;
-  if (!name.empty()) {
-    out += "/";
-    out += name;
-    if (!subresource.empty()) {
-      out += "/";
-      out += subresource;
-    }
-  }
-  return out;
-}
-
 std::string queryString(const ListOptions& options) {
   std::string q;
   addParam(q, "labelSelector", options.labelSelector);

@@ -19,42 +19,15 @@
 
 namespace berth::client {
 
-// A resource type: group ("" for core), version and plural name, and whether it is namespaced.
-struct Resource {
-  std::string group;
-  std::string version;
-  std::string name;
-  bool namespaced = true;
+using Resource = api::ResourceInfo;
+using api::kEvents;
+using api::kEventsV1;
+using api::kLeases;
+using api::kNodes;
+using api::kPods;
 
-  // "/api/v1/namespaces/NS/pods/NAME/SUB", or "/apis/GROUP/VERSION/..."; an empty `ns` addresses
-  // every namespace (list and watch), an empty `name` the collection.
-  std::string path(std::string_view ns = {}, std::string_view name = {},
-                   std::string_view subresource = {}) const;
-};
-
-inline const Resource kPods{"", "v1", "pods", true};
-inline const Resource kNodes{"", "v1", "nodes", false};
-inline const Resource kEvents{"", "v1", "events", true};
-inline const Resource kEventsV1{"events.k8s.io", "v1", "events", true};
-inline const Resource kLeases{"coordination.k8s.io", "v1", "leases", true};
-
-struct ListOptions {
-  std::string labelSelector{};
-  std::string fieldSelector{};
-  std::string resourceVersion{};  // "" reads the latest state (a consistent read)
-  int64_t limit = 0;              // 0: no paging
-  std::string continueToken{};    // `continue` from the previous page
-};
-
-struct WatchOptions {
-  std::string labelSelector{};
-  std::string fieldSelector{};
-  std::string resourceVersion{};
-  // The server ends the watch after this long (client-go's reflector picks 5-10 minutes at random
-  // so watches do not all restart together); 0 leaves it to the server.
-  int64_t timeoutSeconds = 0;
-  bool allowWatchBookmarks = true;
-};
+using ListOptions = api::ListOptions;
+using WatchOptions = api::WatchOptions;
 
 // The parameters as a query string, "?labelSelector=a%3Db&limit=500", percent-encoded.
 std::string queryString(const ListOptions& options);

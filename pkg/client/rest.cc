@@ -506,14 +506,7 @@ ApiResult<json> RestClient::remove(const Resource& resource, std::string_view ns
                                    std::stop_token stop) {
   Request r{http::methods::DEL, resource.path(ns, name)};
   if (!preconditions.uid.empty() || !preconditions.resourceVersion.empty()) {
-    json pre = json::object();
-    if (!preconditions.uid.empty()) {
-      pre["uid"] = preconditions.uid;
-    }
-    if (!preconditions.resourceVersion.empty()) {
-      pre["resourceVersion"] = preconditions.resourceVersion;
-    }
-    r.body = json{{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", pre}}.dump();
+    r.body = api::encodeDeleteOptions({preconditions}).dump();
   }
   r.idempotent = true;
   return impl_->call(r, std::move(stop));

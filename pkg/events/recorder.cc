@@ -32,20 +32,6 @@ api::Timestamp systemNow() {
 
 }  // namespace
 
-json ObjectReference::toJson() const {
-  json ref = json::object();
-  auto put = [&](const char* field, const std::string& value) {
-    if (!value.empty()) ref[field] = value;
-  };
-  put("kind", kind);
-  put("namespace", namespace_);
-  put("name", name);
-  put("uid", uid);
-  put("apiVersion", apiVersion);
-  put("resourceVersion", resourceVersion);
-  return ref;
-}
-
 ObjectReference podReference(const api::Pod& pod) {
   return ObjectReference{"Pod",
                          "v1",
@@ -161,35 +147,17 @@ json Recorder::buildEvent(const Pending& p) const {
   char suffix[32];
   std::snprintf(suffix, sizeof suffix, ".%llx",
                 static_cast<unsigned long long>(p.time.micros) * 1000ULL);
-  json metadata = {{"name", p.regarding.name + suffix}, {"namespace", ns}};
-  if (options_.api == Api::EventsV1) {
-    return {{"apiVersion", "events.k8s.io/v1"},
-            {"kind", "Event"},
-            {"metadata", metadata},
-            {"eventTime", api::formatMicroTimestamp(p.time)},
-            {"reportingController", options_.reportingController},
-            {"reportingInstance", options_.reportingInstance},
-            {"action", p.action},
-            {"reason", p.reason},
-            {"regarding", p.regarding.toJson()},
-            {"note", p.note},
-            {"type", p.type}};
-  }
-  std::string time = api::formatTimestamp(p.time);
-  return {{"apiVersion", "v1"},
-          {"kind", "Event"},
-          {"metadata", metadata},
-          {"involvedObject", p.regarding.toJson()},
-          {"reason", p.reason},
-          {"message", p.note},
-          {"source", {{"component", options_.reportingController}}},
-          {"firstTimestamp", time},
-          {"lastTimestamp", time},
-          {"count", 1},
-          {"type", p.type},
-          {"action", p.action},
-          {"reportingComponent", options_.reportingController},
-          {"reportingInstance", options_.reportingInstance}};
+  const api::Event event{.name = p.regarding.name + suffix,
+                         .namespace_ = std::move(ns),
+                         .time = p.time,
+                         .reportingController = options_.reportingController,
+                         .reportingInstance = options_.reportingInstance,
+                         .action = p.action,
+                         .reason = p.reason,
+                         .regarding = p.regarding,
+                         .note = p.note,
+                         .type = p.type};
+  return options_.api == Api::EventsV1 ? api::encodeEvent(event) : api::encodeCoreV1Event(event);
 }
 
 json Recorder::seriesPatch(const Cached& cached) const {

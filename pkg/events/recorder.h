@@ -26,21 +26,12 @@
 #include <thread>
 #include <tuple>
 
+#include "pkg/api/event.h"
 #include "pkg/api/types.h"
 
 namespace berth::events {
 
-struct ObjectReference {
-  std::string kind;
-  std::string apiVersion;
-  std::string namespace_;
-  std::string name;
-  std::string uid;
-  std::string resourceVersion;
-
-  nlohmann::json toJson() const;
-  friend auto operator<=>(const ObjectReference&, const ObjectReference&) = default;
-};
+using ObjectReference = api::ObjectReference;
 
 ObjectReference podReference(const api::Pod& pod);
 

@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdio>
 #include <random>
 #include <stop_token>
@@ -21,64 +20,11 @@ using json = nlohmann::json;
 
 namespace {
 
-util::Result<int> decodeInt(const json& spec, const char* field) {
-  const auto it = spec.find(field);
-  if (it == spec.end() || it->is_null()) return 0;
-  if (!it->is_number_integer() || *it < INT_MIN || *it > INT_MAX) {
-    return util::invalidArgument(std::string("spec.") + field + ": not an int32: " + it->dump());
-  }
-  return it->get<int>();
-}
-
-util::Result<std::optional<api::Timestamp>> decodeTime(const json& spec, const char* field) {
-  const auto it = spec.find(field);
-  if (it == spec.end() || it->is_null()) return std::optional<api::Timestamp>();
-  if (!it->is_string()) {
-    return util::invalidArgument(std::string("spec.") + field + ": not a timestamp: " + it->dump());
-  }
-  auto t = api::parseTimestamp(it->get<std::string>());
-  if (!t) return t.error().wrap(std::string("spec.") + field);
-  return std::optional<api::Timestamp>(*t);
-}
-
 api::Timestamp toTimestamp(util::SystemTime t) {
   return {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
 }
 
 }  // namespace
-
-util::Result<LeaderElectionRecord> decodeLeaseSpec(const json& spec) {
-  LeaderElectionRecord record;
-  if (spec.is_null()) return record;
-  if (!spec.is_object()) return util::invalidArgument("spec: not an object");
-  if (auto it = spec.find("holderIdentity"); it != spec.end() && !it->is_null()) {
-    if (!it->is_string()) return util::invalidArgument("spec.holderIdentity: not a string");
-    record.holderIdentity = it->get<std::string>();
-  }
-  auto duration = decodeInt(spec, "leaseDurationSeconds");
-  if (!duration) return duration.error();
-  record.leaseDurationSeconds = *duration;
-  auto acquire = decodeTime(spec, "acquireTime");
-  if (!acquire) return acquire.error();
-  record.acquireTime = *acquire;
-  auto renew = decodeTime(spec, "renewTime");
-  if (!renew) return renew.error();
-  record.renewTime = *renew;
-  auto transitions = decodeInt(spec, "leaseTransitions");
-  if (!transitions) return transitions.error();
-  record.leaseTransitions = *transitions;
-  return record;
-}
-
-json encodeLeaseSpec(const LeaderElectionRecord& record) {
-  // As client-go's LeaderElectionRecordToLeaseSpec: every field is set, even an empty holder.
-  json spec = {{"holderIdentity", record.holderIdentity},
-               {"leaseDurationSeconds", record.leaseDurationSeconds},
-               {"leaseTransitions", record.leaseTransitions}};
-  if (record.acquireTime) spec["acquireTime"] = api::formatMicroTimestamp(*record.acquireTime);
-  if (record.renewTime) spec["renewTime"] = api::formatMicroTimestamp(*record.renewTime);
-  return spec;
-}
 
 std::string defaultIdentity() {
   char host[256] = {};
@@ -259,11 +205,8 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
       log::error(got.error().toString(), "error retrieving resource lock", {{"lease", desc_}});
       return false;
     }
-    const json spec = encodeLeaseSpec(record);
-    const json lease = {{"apiVersion", "coordination.k8s.io/v1"},
-                        {"kind", "Lease"},
-                        {"metadata", {{"namespace", config_.namespace_}, {"name", config_.name}}},
-                        {"spec", spec}};
+    const json lease = api::encodeLease({config_.namespace_, config_.name, record});
+    const json& spec = lease["spec"];
     auto created = client_.create(config_.namespace_, lease, stop);
     if (!created) {
       log::error(created.error().toString(), "error initially creating leader election record",

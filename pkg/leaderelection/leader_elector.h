@@ -24,6 +24,7 @@
 #include <stop_token>
 #include <string>
 
+#include "pkg/api/lease.h"
 #include "pkg/api/types.h"
 #include "pkg/client/backoff.h"
 #include "pkg/leaderelection/lease_client.h"
@@ -55,18 +56,10 @@ struct Callbacks {
   std::function<void(const std::string& identity)> onNewLeader{};
 };
 
-// The lease's spec (resourcelock.LeaderElectionRecord).
-struct LeaderElectionRecord {
-  std::string holderIdentity{};
-  int leaseDurationSeconds = 0;
-  std::optional<api::Timestamp> acquireTime{};
-  std::optional<api::Timestamp> renewTime{};
-  int leaseTransitions = 0;
-};
-
-// Lease spec <-> record. Absent fields are zero; a field of the wrong type is an error naming it.
-util::Result<LeaderElectionRecord> decodeLeaseSpec(const nlohmann::json& spec);
-nlohmann::json encodeLeaseSpec(const LeaderElectionRecord& record);
+// The lease's spec (resourcelock.LeaderElectionRecord), and its codec.
+using LeaderElectionRecord = api::LeaseSpec;
+using api::decodeLeaseSpec;
+using api::encodeLeaseSpec;
 
 // hostname + "_" + a random UUID, as kube-scheduler's default identity.
 std::string defaultIdentity();

@@ -1,5 +1,6 @@
 #include "pkg/scheduler/api_writes.h"
 
+#include "pkg/api/binding.h"
 #include "pkg/api/decode.h"
 
 namespace berth::scheduler {
@@ -7,13 +8,7 @@ namespace berth::scheduler {
 using json = nlohmann::json;
 
 json bindingFor(const api::Pod& pod, const std::string& node) {
-  return {{"apiVersion", "v1"},
-          {"kind", "Binding"},
-          {"metadata",
-           {{"name", pod.metadata.name},
-            {"namespace", pod.metadata.namespace_},
-            {"uid", pod.metadata.uid}}},
-          {"target", {{"kind", "Node"}, {"name", node}}}};
+  return api::encodeBinding({pod.metadata.name, pod.metadata.namespace_, pod.metadata.uid, node});
 }
 
 framework::Status RestBinder::bind(const api::Pod& pod, const std::string& node) {

@@ -307,6 +307,7 @@ TEST_F(ClientIntegration, AWatchEventOverTheLimitFailsTheStreamAndTheInformerRel
   ASSERT_TRUE(list.ok()) << list.error().toString();
   client::WatchOptions options;
   options.resourceVersion = list->resourceVersion;
+  options.allowWatchBookmarks = true;
   auto stream = client_->watch(client::kPods, "", options);
   ASSERT_TRUE(stream.ok()) << stream.error().toString();
   const json big = podWithAnnotation("big", 2 * kLimit);

@@ -33,7 +33,8 @@ class NodeUnschedulable final : public framework::FilterPlugin,
       return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnknownCondition);
     }
     if (!node.unschedulable()) return framework::Status::success();
-    static const api::Taint kCordon{std::string(kTaintNodeUnschedulable), "", "NoSchedule"};
+    static const api::Taint kCordon{std::string(kTaintNodeUnschedulable), "",
+                                    std::string(api::kTaintEffectNoSchedule)};
     if (labels::toleratesAny(pod->spec.tolerations, kCordon)) return framework::Status::success();
     return framework::Status(Code::UnschedulableAndUnresolvable, kErrReasonUnschedulable);
   }

@@ -53,7 +53,8 @@ class TaintToleration final : public framework::FilterPlugin,
                 const framework::NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::error("invalid nodeInfo");
     for (const auto& taint : node.taints()) {
-      if (taint.effect != "NoSchedule" && taint.effect != "NoExecute") continue;
+      if (taint.effect != api::kTaintEffectNoSchedule && taint.effect != api::kTaintEffectNoExecute)
+        continue;
       if (labels::toleratesAny(pod->spec.tolerations, taint)) continue;
       // The v1.25–v1.34 wording, which names the taint (v1.35 shortened it to "untolerated
       // taint(s)").
@@ -68,7 +69,8 @@ class TaintToleration final : public framework::FilterPlugin,
                   const std::vector<const framework::NodeInfo*>&) const override {
     auto s = std::make_unique<PreScoreState>();
     for (const auto& t : pod->spec.tolerations) {
-      if (t.effect.empty() || t.effect == "PreferNoSchedule") s->preferNoSchedule.push_back(t);
+      if (t.effect.empty() || t.effect == api::kTaintEffectPreferNoSchedule)
+        s->preferNoSchedule.push_back(t);
     }
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
@@ -80,7 +82,8 @@ class TaintToleration final : public framework::FilterPlugin,
     if (s == nullptr) return Status::error("reading \"PreScoreTaintToleration\" from cycleState");
     out = 0;
     for (const auto& taint : node.taints()) {
-      if (taint.effect == "PreferNoSchedule" && !labels::toleratesAny(s->preferNoSchedule, taint)) {
+      if (taint.effect == api::kTaintEffectPreferNoSchedule &&
+          !labels::toleratesAny(s->preferNoSchedule, taint)) {
         ++out;
       }
     }

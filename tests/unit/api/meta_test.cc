@@ -31,5 +31,45 @@ TEST(PatchType, ContentTypeIsReadBackAsTheSameType) {
   EXPECT_EQ(patchTypeFromContentType("application/apply-patch+yaml"), std::nullopt);
 }
 
+TEST(DeleteOptions, EncodesOnlyTheSetPreconditionsAndReadsThemBack) {
+  const DeleteOptions options{{.uid = "u1", .resourceVersion = "7"}};
+  const nlohmann::json body = encodeDeleteOptions(options);
+  EXPECT_EQ(body, nlohmann::json::parse(R"({"kind":"DeleteOptions","apiVersion":"v1",
+      "preconditions":{"uid":"u1","resourceVersion":"7"}})"));
+  const DeleteOptions back = decodeDeleteOptions(body);
+  EXPECT_EQ(back.preconditions.uid, "u1");
+  EXPECT_EQ(back.preconditions.resourceVersion, "7");
+  EXPECT_EQ(encodeDeleteOptions({{.uid = "u1"}})["preconditions"],
+            nlohmann::json::parse(R"({"uid":"u1"})"));
+}
+
+TEST(DeleteOptions, DecodeIgnoresPreconditionsThatAreNotStrings) {
+  const DeleteOptions options = decodeDeleteOptions(
+      nlohmann::json::parse(R"({"preconditions":{"uid":5,"resourceVersion":"3"}})"));
+  EXPECT_EQ(options.preconditions.uid, "");
+  EXPECT_EQ(options.preconditions.resourceVersion, "3");
+  EXPECT_EQ(decodeDeleteOptions(nlohmann::json::array()).preconditions.uid, "");
+  EXPECT_EQ(decodeDeleteOptions(nlohmann::json::parse(R"({"preconditions":"x"})"))
+                .preconditions.resourceVersion,
+            "");
+}
+
+TEST(ResourceInfo, PathsNameTheGroupVersionNamespaceAndSubresource) {
+  EXPECT_EQ(kPods.path("default", "web", "binding"), "/api/v1/namespaces/default/pods/web/binding");
+  EXPECT_EQ(kPods.path(), "/api/v1/pods");
+  EXPECT_EQ(kNodes.path("ignored", "n1"), "/api/v1/nodes/n1");
+  EXPECT_EQ(kLeases.path("kube-system", "berth"),
+            "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases/berth");
+  EXPECT_EQ(kLeases.apiVersion(), "coordination.k8s.io/v1");
+  EXPECT_EQ(kEventsV1.listKind, "EventList");
+  EXPECT_EQ(kNodes.apiVersion(), "v1");
+}
+
+TEST(WatchOptions, AskForNothingTheWireLeavesOut) {
+  const WatchOptions options;
+  EXPECT_FALSE(options.allowWatchBookmarks);
+  EXPECT_EQ(options.timeoutSeconds, 0);
+}
+
 }  // namespace
 }  // namespace berth::api

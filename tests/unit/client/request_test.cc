@@ -34,6 +34,7 @@ TEST(QueryString, EncodesListAndWatchParameters) {
   watch.resourceVersion = "42";
   watch.timeoutSeconds = 300;
   watch.fieldSelector = "spec.nodeName=";
+  watch.allowWatchBookmarks = true;
   EXPECT_EQ(queryString(watch),
             "?watch=true&fieldSelector=spec.nodeName%3D&resourceVersion=42&timeoutSeconds=300&"
             "allowWatchBookmarks=true");

@@ -1,0 +1,44 @@
+#pragma once
+// The Event berth records about a pod, in the fields it writes: one value encoded either as an
+// events.k8s.io/v1 Event or as the older core/v1 Event that clusters without the events API take.
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "pkg/api/types.h"
+
+namespace berth::api {
+
+// core/v1 ObjectReference; empty fields are omitted on the wire.
+struct ObjectReference {
+  std::string kind{};
+  std::string apiVersion{};
+  std::string namespace_{};
+  std::string name{};
+  std::string uid{};
+  std::string resourceVersion{};
+
+  friend auto operator<=>(const ObjectReference&, const ObjectReference&) = default;
+};
+
+nlohmann::json encodeObjectReference(const ObjectReference& ref);
+
+struct Event {
+  std::string name{};
+  std::string namespace_{};
+  Timestamp time{};  // eventTime (v1: firstTimestamp and lastTimestamp, in seconds)
+  std::string reportingController{};
+  std::string reportingInstance{};
+  std::string action{};
+  std::string reason{};
+  ObjectReference regarding{};
+  std::string note{};
+  std::string type{};  // "Normal" or "Warning"
+};
+
+// events.k8s.io/v1: eventTime, reportingController/Instance, action, reason, regarding, note, type.
+nlohmann::json encodeEvent(const Event& event);
+// core/v1: involvedObject, message, source.component and count 1, with the same reporting fields.
+nlohmann::json encodeCoreV1Event(const Event& event);
+
+}  // namespace berth::api
