@@ -10,7 +10,7 @@
 #include <thread>
 #include <utility>
 
-#include "pkg/api/decode.h"
+#include "pkg/api/time.h"
 #include "pkg/log/log.h"
 #include "pkg/util/sleep.h"
 #include "pkg/util/uuid.h"
@@ -39,10 +39,6 @@ util::Result<std::optional<api::Timestamp>> decodeTime(const json& spec, const c
   auto t = api::parseTimestamp(it->get<std::string>());
   if (!t) return t.error().wrap(std::string("spec.") + field);
   return std::optional<api::Timestamp>(*t);
-}
-
-api::Timestamp toTimestamp(util::SystemTime t) {
-  return {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
 }
 
 }  // namespace
@@ -119,20 +115,20 @@ util::Result<std::unique_ptr<LeaderElector>> LeaderElector::create(LeaseClient& 
                                                                    util::Clock& clock,
                                                                    Config config,
                                                                    Callbacks callbacks,
-                                                                   client::Random random) {
+                                                                   util::Random& random) {
   if (auto valid = validate(config); !valid) return valid.error().wrap("leader election");
   return std::unique_ptr<LeaderElector>(
-      new LeaderElector(client, clock, std::move(config), std::move(callbacks), std::move(random)));
+      new LeaderElector(client, clock, std::move(config), std::move(callbacks), random));
 }
 
 LeaderElector::LeaderElector(LeaseClient& client, util::Clock& clock, Config config,
-                             Callbacks callbacks, client::Random random)
+                             Callbacks callbacks, util::Random& random)
     : client_(client),
       clock_(clock),
       config_(std::move(config)),
       desc_(log::ref(config_.namespace_, config_.name)),
       callbacks_(std::move(callbacks)),
-      random_(std::move(random)) {}
+      random_(random) {}
 
 util::Duration LeaderElector::step(std::stop_token stop) {
   switch (state()) {
@@ -157,7 +153,7 @@ util::Duration LeaderElector::stepAcquiring(std::stop_token stop) {
     log::info(4, "failed to acquire lease", {{"lease", desc_}});
     // wait.JitterUntil: candidates that lost a race do not retry in lockstep.
     const auto extra =
-        std::chrono::duration<double>(config_.retryPeriod) * kJitterFactor * random_();
+        std::chrono::duration<double>(config_.retryPeriod) * kJitterFactor * random_.uniform();
     return config_.retryPeriod + std::chrono::duration_cast<util::Duration>(extra);
   }
   log::info(0, "successfully acquired lease", {{"lease", desc_}});
@@ -205,7 +201,7 @@ void LeaderElector::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const util::Duration wait = step(stop);
     if (state() == State::Stopped) return;
-    util::sleepFor(wait, stop);
+    clock_.sleepFor(wait, stop);
   }
   shutdown();
 }
@@ -226,7 +222,7 @@ void LeaderElector::stopLeading() {
 }
 
 LeaderElectionRecord LeaderElector::freshRecord() const {
-  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  const api::Timestamp now = api::toTimestamp(clock_.systemNow());
   return LeaderElectionRecord{
       .holderIdentity = config_.identity,
       .leaseDurationSeconds = static_cast<int>(
@@ -303,7 +299,7 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
 
 bool LeaderElector::release() {
   if (!holdsObserved()) return true;
-  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  const api::Timestamp now = api::toTimestamp(clock_.systemNow());
   LeaderElectionRecord record{.leaseDurationSeconds = 1, .acquireTime = now, .renewTime = now};
   {
     std::lock_guard lock(mu_);

@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "pkg/api/decode.h"
+#include "pkg/api/time.h"
 
 namespace berth::leaderelection {
 namespace {
@@ -111,22 +111,20 @@ struct Candidate {
     Callbacks callbacks{.onStartedLeading = [this] { ++started; },
                         .onStoppedLeading = [this] { ++stopped; },
                         .onNewLeader = [this](const std::string& id) { leaders.push_back(id); }};
-    auto created = LeaderElector::create(client, clock, config, callbacks, [] { return 0.0; });
+    auto created = LeaderElector::create(client, clock, config, callbacks, noJitter);
     EXPECT_TRUE(created.ok());
     elector = std::move(*created);
   }
   LeaderElector* operator->() { return elector.get(); }
 
+  util::FakeRandom noJitter{0.0};
   std::unique_ptr<LeaderElector> elector;
   int started = 0;
   int stopped = 0;
   std::vector<std::string> leaders;
 };
 
-std::string micro(util::SystemTime t) {
-  return api::formatMicroTimestamp(
-      {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()});
-}
+std::string micro(util::SystemTime t) { return api::formatMicroTimestamp(api::toTimestamp(t)); }
 
 json heldBy(const std::string& holder, util::SystemTime renewed, int transitions = 0) {
   return {{"holderIdentity", holder},
@@ -182,7 +180,8 @@ TEST(LeaderElector, AcquireRetriesWithClientGoJitter) {
   FakeLeaseClient leases;
   leases.put(heldBy("b", clock.systemNow()));
   Config config{.namespace_ = "kube-system", .name = "berth", .identity = "a"};
-  auto a = LeaderElector::create(leases, clock, config, {}, [] { return 0.5; });
+  util::FakeRandom half(0.5);
+  auto a = LeaderElector::create(leases, clock, config, {}, half);
   ASSERT_TRUE(a.ok());
 
   EXPECT_EQ((*a)->step(), std::chrono::milliseconds(3200));  // 2s * (1 + 1.2 * 0.5)
