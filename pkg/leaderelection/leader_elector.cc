@@ -7,12 +7,10 @@
 #include <cstdio>
 #include <random>
 #include <stop_token>
-#include <thread>
 #include <utility>
 
 #include "pkg/api/time.h"
 #include "pkg/log/log.h"
-#include "pkg/util/sleep.h"
 #include "pkg/util/uuid.h"
 
 namespace berth::leaderelection {
@@ -128,7 +126,8 @@ LeaderElector::LeaderElector(LeaseClient& client, util::Clock& clock, Config con
       config_(std::move(config)),
       desc_(log::ref(config_.namespace_, config_.name)),
       callbacks_(std::move(callbacks)),
-      random_(random) {}
+      random_(random),
+      watchdog_(clock) {}
 
 util::Duration LeaderElector::step(std::stop_token stop) {
   switch (state()) {
@@ -177,11 +176,9 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
     // hanging then is cancelled, so a partitioned leader gives up on time, not a timeout later.
     std::stop_source attempt;
     std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
-    std::jthread watchdog([&attempt, left = deadline - start](std::stop_token done) {
-      if (util::sleepFor(left, done)) attempt.request_stop();
-    });
+    watchdog_.arm(deadline, attempt);
     const bool renewed = tryAcquireOrRenew(attempt.get_token());
-    watchdog.request_stop();
+    watchdog_.disarm();
     maybeReportTransition();
     if (renewed) {
       log::info(5, "successfully renewed lease", {{"lease", desc_}});

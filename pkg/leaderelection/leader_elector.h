@@ -26,6 +26,7 @@
 
 #include "pkg/api/types.h"
 #include "pkg/leaderelection/lease_client.h"
+#include "pkg/leaderelection/renew_watchdog.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/random.h"
 #include "pkg/util/result.h"
@@ -143,6 +144,8 @@ class LeaderElector {
   LeaderElectionRecord observed_;
   util::MonotonicTime observedTime_{};
   State state_ = State::Acquiring;
+
+  RenewWatchdog watchdog_;  // last: its thread reads clock_
 };
 
 }  // namespace berth::leaderelection

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "pkg/api/time.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::leaderelection {
 namespace {
@@ -42,8 +44,13 @@ class FakeLeaseClient : public LeaseClient {
     return store(key, lease);
   }
   client::ApiResult<json> update(const std::string& ns, const std::string& name, const json& lease,
-                                 std::stop_token) override {
+                                 std::stop_token stop) override {
     if (auto hook = std::exchange(beforeUpdate_, nullptr)) hook();
+    if (hangUpdates_) {
+      // A call that never answers: only its stop token (or 30 s) ends it.
+      if (!util::sleepFor(seconds(30), stop)) ++cancelledUpdates_;
+      return client::connectionFailure("context deadline exceeded");
+    }
     std::lock_guard lock(mu_);
     if (partitioned_) return client::connectionFailure("connection refused");
     const std::string key = ns + "/" + name;
@@ -78,6 +85,9 @@ class FakeLeaseClient : public LeaseClient {
     partitioned_ = on;
   }
   void beforeNextUpdate(std::function<void()> hook) { beforeUpdate_ = std::move(hook); }
+  // Set before the elector steps (not read under the lock).
+  void hangUpdates(bool on) { hangUpdates_ = on; }
+  int cancelledUpdates() const { return cancelledUpdates_.load(); }
   int gets() {
     std::lock_guard lock(mu_);
     return gets_;
@@ -101,6 +111,8 @@ class FakeLeaseClient : public LeaseClient {
   int version_ = 100;
   int gets_ = 0;
   bool partitioned_ = false;
+  bool hangUpdates_ = false;
+  std::atomic<int> cancelledUpdates_{0};
   std::function<void()> beforeUpdate_;
 };
 
@@ -263,6 +275,29 @@ TEST(LeaderElector, StopsLeadingWhenRenewalsFailPastDeadline) {
       EXPECT_LE(clock.monotonicNow() - (healed - c.outage), seconds(12));
     }
   }
+}
+
+TEST(LeaderElector, CancelsARenewalStillHangingAtTheRenewDeadline) {
+  FakeLeaseClient leases;
+  util::FakeRandom noJitter(0.0);
+  Config config{.namespace_ = "kube-system",
+                .name = "berth",
+                .identity = "a",
+                .leaseDuration = seconds(1),
+                .renewDeadline = std::chrono::milliseconds(200),
+                .retryPeriod = std::chrono::milliseconds(100)};
+  auto elector = LeaderElector::create(leases, util::realClock(), config, {}, noJitter);
+  ASSERT_TRUE(elector.ok());
+  (*elector)->step();
+  ASSERT_TRUE((*elector)->isLeader());
+
+  leases.hangUpdates(true);
+  const auto start = std::chrono::steady_clock::now();
+  (*elector)->step();
+  // The watchdog cut the hanging call at the deadline, and leading stopped then, not 30 s later.
+  EXPECT_GE(leases.cancelledUpdates(), 1);
+  EXPECT_EQ((*elector)->state(), LeaderElector::State::Stopped);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
 }
 
 TEST(LeaderElector, StopsLeadingWhenAnotherTookTheLease) {
