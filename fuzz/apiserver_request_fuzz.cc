@@ -69,7 +69,8 @@ std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; 
 apiserver::StoreOptions deterministicStore() {
   apiserver::StoreOptions options;
   options.historySize = 64;
-  options.clock = [] { return berth::api::Timestamp{1714557600000000}; };
+  static berth::util::FakeClock clock{berth::util::SystemTime(std::chrono::seconds(1714557600))};
+  options.clock = &clock;
   auto counter = std::make_shared<int>(0);
   options.newUid = [counter] { return "uid-" + std::to_string(++*counter); };
   return options;

@@ -14,6 +14,7 @@
 
 #include "pkg/api/encode.h"
 #include "pkg/api/object_file.h"
+#include "pkg/api/time.h"
 #include "pkg/api/types.h"
 #include "pkg/util/result.h"
 
@@ -21,11 +22,6 @@ namespace berth::api {
 
 util::Result<Pod> decodePod(const nlohmann::json& j);
 util::Result<Node> decodeNode(const nlohmann::json& j);
-
-// RFC 3339 ("2024-05-01T10:00:00Z", with optional fraction and offset) to and from Timestamp.
-util::Result<Timestamp> parseTimestamp(std::string_view text);
-std::string formatTimestamp(Timestamp t);       // seconds: metav1.Time
-std::string formatMicroTimestamp(Timestamp t);  // microseconds: metav1.MicroTime
 
 // Parses JSON or YAML text (a single document or a multi-document YAML stream) into JSON values.
 // YAML scalars are typed as sigs.k8s.io/yaml does (plain 2 is a number, "2" a string, true a bool).

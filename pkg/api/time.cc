@@ -1,12 +1,13 @@
 // RFC 3339 timestamps as metav1.Time and metav1.MicroTime write and read them. The calendar math is
 // done here on purpose: timegm and strptime depend on the C library and the process locale.
 
+#include "pkg/api/time.h"
+
+#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
-
-#include "pkg/api/decode.h"
 
 namespace berth::api {
 namespace {
@@ -211,5 +212,10 @@ util::Result<Timestamp> parseTimestamp(std::string_view text) {
 std::string formatTimestamp(Timestamp t) { return format(t, false); }
 
 std::string formatMicroTimestamp(Timestamp t) { return format(t, true); }
+
+Timestamp toTimestamp(util::SystemTime t) {
+  return Timestamp{
+      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
+}
 
 }  // namespace berth::api

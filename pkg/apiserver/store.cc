@@ -116,11 +116,6 @@ std::mt19937_64& rng() {
 
 std::string randomUid() { return util::uuidV4(rng()); }
 
-api::Timestamp systemNow() {
-  auto since = std::chrono::system_clock::now().time_since_epoch();
-  return api::Timestamp{std::chrono::duration_cast<std::chrono::microseconds>(since).count()};
-}
-
 json& metadataOf(json& object) {
   json& meta = object["metadata"];
   if (!meta.is_object()) {
@@ -214,7 +209,7 @@ bool Watch::push(WatchEvent event) {
 
 Store::Store(StoreOptions options) : options_(std::move(options)) {
   if (!options_.clock) {
-    options_.clock = systemNow;
+    options_.clock = &util::realClock();
   }
   if (!options_.newUid) {
     options_.newUid = randomUid;
@@ -226,7 +221,9 @@ Store::Store(StoreOptions options) : options_(std::move(options)) {
 
 Store::~Store() { closeWatches(); }
 
-std::string Store::now() const { return api::formatTimestamp(options_.clock()); }
+std::string Store::now() const {
+  return api::formatTimestamp(api::toTimestamp(options_.clock->systemNow()));
+}
 
 std::string Store::resourceVersion() const {
   std::lock_guard lock(mu_);

@@ -30,6 +30,7 @@
 #include "pkg/apiserver/field_selector.h"
 #include "pkg/apiserver/resource_info.h"
 #include "pkg/labels/selector.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
 namespace berth::apiserver {
@@ -98,8 +99,8 @@ using Preconditions = api::Preconditions;
 struct StoreOptions {
   size_t historySize = 1000;  // watch events kept per resource for replay (the watch cache)
   size_t watchQueueLimit = 1 << 20;
-  std::function<api::Timestamp()> clock;  // default: the system clock
-  std::function<std::string()> newUid;    // default: random RFC 4122 v4 UIDs
+  util::Clock* clock = nullptr;         // default: the real clock; must outlive the store
+  std::function<std::string()> newUid;  // default: random RFC 4122 v4 UIDs
 };
 
 class Store {

@@ -1,5 +1,6 @@
 #pragma once
-// Time and chance for retry loops, injectable so tests never sleep or guess.
+// Jittered exponential backoff for retry loops, on an injected clock and random source so tests
+// never sleep or guess.
 //
 // Backoff is client-go's jittered exponential backoff (wait.Backoff with a reset, as the
 // reflector's NewExponentialBackoffManager(800ms, 30s, 2m, 2.0, 1.0)): each failure waits
@@ -7,22 +8,14 @@
 // without a failure the base starts from `initial` again.
 
 #include <chrono>
-#include <functional>
-#include <stop_token>
 
-#include "pkg/util/sleep.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/random.h"
 
 namespace berth::client {
 
-using Duration = std::chrono::steady_clock::duration;
-using TimePoint = std::chrono::steady_clock::time_point;
-// The monotonic clock; tests pass a fake one.
-using SteadyClock = std::function<TimePoint()>;
-SteadyClock realClock();
-
-// A uniform draw in [0, 1); tests pass a fixed sequence.
-using Random = std::function<double()>;
-Random defaultRandom();
+using Duration = util::Duration;
+using TimePoint = util::MonotonicTime;
 
 struct BackoffOptions {
   Duration initial = std::chrono::milliseconds(800);
@@ -34,8 +27,9 @@ struct BackoffOptions {
 
 class Backoff {
  public:
-  explicit Backoff(BackoffOptions options = {}, SteadyClock clock = realClock(),
-                   Random random = defaultRandom());
+  // The clock and random source must outlive the backoff.
+  explicit Backoff(BackoffOptions options = {}, util::Clock& clock = util::realClock(),
+                   util::Random& random = util::defaultRandom());
 
   // The wait before the next attempt; advances the base.
   Duration next();
@@ -44,15 +38,11 @@ class Backoff {
 
  private:
   BackoffOptions options_;
-  SteadyClock clock_;
-  Random random_;
+  util::Clock& clock_;
+  util::Random& random_;
   Duration base_;
   TimePoint last_{};
   bool started_ = false;
 };
-
-using util::sleepFor;
-// util::sleepFor, or a test's recorder.
-using Sleep = std::function<bool(Duration, std::stop_token)>;
 
 }  // namespace berth::client

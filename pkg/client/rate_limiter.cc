@@ -5,19 +5,19 @@
 
 namespace berth::client {
 
-TokenBucket::TokenBucket(double qps, int burst, SteadyClock clock)
+TokenBucket::TokenBucket(double qps, int burst, util::Clock& clock)
     : qps_(qps),
       burst_(std::max(burst, 1)),
-      clock_(std::move(clock)),
+      clock_(clock),
       tokens_(burst_),
-      last_(clock_()) {}
+      last_(clock_.monotonicNow()) {}
 
 Duration TokenBucket::reserve() {
   if (qps_ <= 0) {
     return Duration::zero();
   }
   std::lock_guard<std::mutex> lock(mu_);
-  const TimePoint now = clock_();
+  const TimePoint now = clock_.monotonicNow();
   if (now > last_) {
     const double elapsed = std::chrono::duration<double>(now - last_).count();
     tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
@@ -35,7 +35,7 @@ bool TokenBucket::wait(std::stop_token stop) {
   if (d <= Duration::zero()) {
     return !stop.stop_requested();
   }
-  return sleepFor(d, std::move(stop));
+  return clock_.sleepFor(d, std::move(stop));
 }
 
 }  // namespace berth::client

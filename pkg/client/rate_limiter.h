@@ -15,19 +15,20 @@ class TokenBucket {
  public:
   // qps <= 0 disables limiting (client-go disables it for a negative QPS; RestClient maps 0 to
   // client-go's default of 5 before getting here).
-  TokenBucket(double qps, int burst, SteadyClock clock = realClock());
+  // Time is read from, and waits are slept on, `clock`, which must outlive the bucket.
+  TokenBucket(double qps, int burst, util::Clock& clock = util::realClock());
 
   // Takes a token, reserving a future one when none is left; returns how long the caller must
   // wait before sending (zero when a token was available).
   Duration reserve();
-  // reserve() and then sleep; false when `stop` was requested while waiting.
+  // reserve() and then sleep on the clock; false when `stop` was requested while waiting.
   bool wait(std::stop_token stop);
 
  private:
   std::mutex mu_;
   double qps_;
   double burst_;
-  SteadyClock clock_;
+  util::Clock& clock_;
   double tokens_;  // may go negative: tokens reserved by callers still waiting
   TimePoint last_;
 };

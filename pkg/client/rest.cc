@@ -195,6 +195,8 @@ std::string hostOf(std::string_view server) {
 struct RestClient::Impl {
   RestConfig config;
   RestOptions options;
+  util::Clock& clock;
+  util::Random& random;
   HttpTransportPtr transport;
   std::optional<http::client::http_client> watchClient;
   TokenSource tokens;
@@ -204,9 +206,10 @@ struct RestClient::Impl {
   Impl(const RestConfig& c, RestOptions o)
       : config(c),
         options(std::move(o)),
-        tokens(c.bearerToken, c.tokenFile, options.tokenCheckInterval, options.clock),
-        limiter(c.qps < 0 ? 0 : (c.qps == 0 ? 5 : c.qps), c.burst == 0 ? 10 : c.burst,
-                options.clock),
+        clock(options.clock ? *options.clock : util::realClock()),
+        random(options.random ? *options.random : util::defaultRandom()),
+        tokens(c.bearerToken, c.tokenFile, options.tokenCheckInterval, clock),
+        limiter(c.qps < 0 ? 0 : (c.qps == 0 ? 5 : c.qps), c.burst == 0 ? 10 : c.burst, clock),
         host(hostOf(c.server)) {}
 
   http::client::http_client_config clientConfig(Duration timeout) const {
@@ -227,9 +230,9 @@ struct RestClient::Impl {
   template <typename Answer, typename Attempt>
   ApiResult<Answer> sendOnce(const Request& r, Attempt& attempt) {
     if (!options.onRequest) return attempt();
-    const auto start = std::chrono::steady_clock::now();
+    const TimePoint start = clock.monotonicNow();
     ApiResult<Answer> resp = attempt();
-    Duration took = std::chrono::steady_clock::now() - start;
+    Duration took = clock.monotonicNow() - start;
     // client-go's code label: the status, or "<error>" when no answer came.
     std::string code = "<error>";
     if (resp.ok()) {
@@ -312,7 +315,7 @@ struct RestClient::Impl {
   // attempt. On success the answer's status is 2xx.
   template <typename Answer, typename Attempt>
   ApiResult<Answer> send(const Request& r, std::stop_token stop, Attempt attempt) {
-    Backoff backoff(options.retry.backoff, options.clock, options.random);
+    Backoff backoff(options.retry.backoff, clock, random);
     for (int attempts = 0;; ++attempts) {
       if (!limiter.wait(stop)) {
         return cancelledFailure();
@@ -339,7 +342,7 @@ struct RestClient::Impl {
                  {"attempt", attempts + 1},
                  {"waitMs", std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()},
                  {"err", failure->toString()}});
-      if (!options.sleep(wait, stop)) {
+      if (!clock.sleepFor(wait, stop)) {
         return cancelledFailure();
       }
     }

@@ -69,9 +69,11 @@ struct RestOptions {
   size_t maxWatchEventBytes = 16 * 1024 * 1024;
   RetryOptions retry;
   Duration tokenCheckInterval = std::chrono::seconds(5);
-  SteadyClock clock = realClock();
-  Random random = defaultRandom();
-  Sleep sleep = sleepFor;  // waits between retries
+  // Times requests, paces the rate limiter and token checks, and sleeps between retries; the
+  // random source jitters the retry backoff. Both default to the real ones and must outlive the
+  // client.
+  util::Clock* clock = nullptr;
+  util::Random* random = nullptr;
   // Called after every attempt (retries included) on the calling thread; must be cheap.
   std::function<void(const RequestDone&)> onRequest;
 };

@@ -34,12 +34,12 @@ void warnIfWritableByOthers(const std::string& file, const struct stat& st) {
 }  // namespace
 
 TokenSource::TokenSource(std::string token, std::string file, Duration checkInterval,
-                         SteadyClock clock)
+                         util::Clock& clock)
     : token_(std::move(token)),
       file_(std::move(file)),
       checkInterval_(checkInterval),
-      clock_(std::move(clock)),
-      nextCheck_(clock_() + checkInterval_) {
+      clock_(clock),
+      nextCheck_(clock_.monotonicNow() + checkInterval_) {
   if (!file_.empty()) {
     struct stat st {};
     if (::stat(file_.c_str(), &st) == 0) {
@@ -57,7 +57,7 @@ std::string TokenSource::token() {
   if (file_.empty()) {
     return token_;
   }
-  const TimePoint now = clock_();
+  const TimePoint now = clock_.monotonicNow();
   if (!forceCheck_ && now < nextCheck_) {
     return token_;
   }

@@ -23,9 +23,10 @@ inline constexpr size_t kMaxTokenFileBytes = 64 * 1024;
 
 class TokenSource {
  public:
-  // `token` is the token already read (may be empty); `file` may be empty for a fixed token.
+  // `token` is the token already read (may be empty); `file` may be empty for a fixed token. The
+  // interval is measured on `clock`, which must outlive the source.
   TokenSource(std::string token, std::string file, Duration checkInterval = std::chrono::seconds(5),
-              SteadyClock clock = realClock());
+              util::Clock& clock = util::realClock());
 
   // The current token; may stat and re-read the file.
   std::string token();
@@ -44,7 +45,7 @@ class TokenSource {
   std::string token_;
   const std::string file_;
   const Duration checkInterval_;
-  SteadyClock clock_;
+  util::Clock& clock_;
   TimePoint nextCheck_;
   FileId seen_;
   bool forceCheck_ = false;

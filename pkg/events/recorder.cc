@@ -1,10 +1,9 @@
 #include "pkg/events/recorder.h"
 
 #include <cstdio>
-#include <random>
 #include <utility>
 
-#include "pkg/api/decode.h"
+#include "pkg/api/time.h"
 #include "pkg/log/log.h"
 
 namespace berth::events {
@@ -25,11 +24,6 @@ std::string truncateNote(std::string note) {
   return note;
 }
 
-api::Timestamp systemNow() {
-  auto since = std::chrono::system_clock::now().time_since_epoch();
-  return api::Timestamp{std::chrono::duration_cast<std::chrono::microseconds>(since).count()};
-}
-
 }  // namespace
 
 ObjectReference podReference(const api::Pod& pod) {
@@ -42,8 +36,10 @@ ObjectReference podReference(const api::Pod& pod) {
 }
 
 Recorder::Recorder(Sink& sink, RecorderOptions options)
-    : sink_(sink), options_(std::move(options)) {
-  if (!options_.clock) options_.clock = systemNow;
+    : sink_(sink),
+      options_(std::move(options)),
+      clock_(options_.clock ? *options_.clock : util::realClock()),
+      random_(options_.random ? *options_.random : util::defaultRandom()) {
   if (options_.reportingInstance.empty()) options_.reportingInstance = options_.reportingController;
   writer_ = std::thread([this] { writerLoop(); });
 }
@@ -53,6 +49,7 @@ Recorder::~Recorder() {
     std::lock_guard lock(mu_);
     stopping_ = true;
   }
+  stop_.request_stop();
   cv_.notify_all();
   writer_.join();
 }
@@ -64,7 +61,7 @@ void Recorder::record(const ObjectReference& regarding, std::string type, std::s
                   std::move(reason),
                   std::move(action),
                   truncateNote(std::move(note)),
-                  options_.clock()};
+                  api::toTimestamp(clock_.systemNow())};
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= options_.queueLimit) {
@@ -87,14 +84,14 @@ void Recorder::waitIdle() {
 }
 
 void Recorder::writerLoop() {
-  using Clock = std::chrono::steady_clock;
-  auto nextFinish = Clock::now() + options_.finishAfter;
-  auto nextRefresh = Clock::now() + options_.refreshEvery;
+  util::MonotonicTime nextFinish = clock_.monotonicNow() + options_.finishAfter;
+  util::MonotonicTime nextRefresh = clock_.monotonicNow() + options_.refreshEvery;
   std::unique_lock lock(mu_);
   while (!stopping_) {
     if (queue_.empty()) {
-      cv_.wait_until(lock, std::min(nextFinish, nextRefresh),
-                     [&] { return stopping_ || !queue_.empty(); });
+      // A relative wait: the deadlines are on the injected clock, which need not be steady_clock.
+      cv_.wait_for(lock, std::min(nextFinish, nextRefresh) - clock_.monotonicNow(),
+                   [&] { return stopping_ || !queue_.empty(); });
     }
     if (stopping_) break;
     std::optional<Pending> pending;
@@ -105,7 +102,7 @@ void Recorder::writerLoop() {
     busy_ = true;
     lock.unlock();
     if (pending) handle(*pending);
-    auto now = Clock::now();
+    const util::MonotonicTime now = clock_.monotonicNow();
     if (now >= nextFinish) {
       finishSeries();
       nextFinish = now + options_.finishAfter;
@@ -205,7 +202,6 @@ bool Recorder::write(const Cached& cached) {
 }
 
 void Recorder::writeWithRetries(const Cached& cached) {
-  static thread_local std::mt19937 rng{std::random_device{}()};
   for (int tries = 1;; ++tries) {
     if (write(cached)) return;
     if (tries >= options_.maxTries) {
@@ -213,21 +209,16 @@ void Recorder::writeWithRetries(const Cached& cached) {
                  {{"event", cached.event["metadata"]["name"]}});
       return;
     }
-    std::uniform_real_distribution<double> jitter(1.0, 1.25);
+    const double jitter = 1.0 + 0.25 * random_.uniform();
     auto wait = std::chrono::milliseconds(
-        static_cast<int64_t>(static_cast<double>(options_.retryInterval.count()) * jitter(rng)));
-    if (!sleepFor(wait)) return;
+        static_cast<int64_t>(static_cast<double>(options_.retryInterval.count()) * jitter));
+    if (!clock_.sleepFor(wait, stop_.get_token())) return;
   }
-}
-
-bool Recorder::sleepFor(std::chrono::milliseconds duration) {
-  std::unique_lock lock(mu_);
-  return !cv_.wait_for(lock, duration, [&] { return stopping_; });
 }
 
 void Recorder::finishSeries() {
   auto cutoff = api::Timestamp{
-      options_.clock().micros -
+      api::toTimestamp(clock_.systemNow()).micros -
       std::chrono::duration_cast<std::chrono::microseconds>(options_.finishAfter).count()};
   std::vector<Cached> finals;
   {

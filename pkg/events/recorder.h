@@ -17,17 +17,19 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <stop_token>
 #include <string>
 #include <thread>
 #include <tuple>
 
 #include "pkg/api/event.h"
 #include "pkg/api/types.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/random.h"
 
 namespace berth::events {
 
@@ -64,7 +66,10 @@ struct RecorderOptions {
   std::chrono::milliseconds retryInterval{10000};  // jittered by 25%
   std::chrono::minutes finishAfter{6};
   std::chrono::minutes refreshEvery{30};
-  std::function<api::Timestamp()> clock;  // default: the system clock
+  // Stamps events, times finish/refresh and sleeps between retries; the random source jitters
+  // the retries. Both default to the real ones and must outlive the recorder.
+  util::Clock* clock = nullptr;
+  util::Random* random = nullptr;
 };
 
 class Recorder {
@@ -113,10 +118,12 @@ class Recorder {
   // Creates the event, or patches its series; true when done (written or abandoned).
   bool write(const Cached& cached);
   void writeWithRetries(const Cached& cached);
-  bool sleepFor(std::chrono::milliseconds duration);  // false when stopping
 
   Sink& sink_;
   RecorderOptions options_;
+  util::Clock& clock_;
+  util::Random& random_;
+  std::stop_source stop_;  // cancels retry waits when the recorder is destroyed
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

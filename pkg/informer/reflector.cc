@@ -22,7 +22,9 @@ Reflector::Reflector(ListerWatcher& listerWatcher, ReflectorSink& sink, Reflecto
     : lw_(listerWatcher),
       sink_(sink),
       options_(std::move(options)),
-      backoff_(options_.backoff, options_.clock, options_.random) {}
+      clock_(options_.clock ? *options_.clock : util::realClock()),
+      random_(options_.random ? *options_.random : util::defaultRandom()),
+      backoff_(options_.backoff, clock_, random_) {}
 
 std::string Reflector::lastSyncResourceVersion() const {
   std::lock_guard<std::mutex> lock(mu_);
@@ -39,7 +41,7 @@ void Reflector::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     if (needList) {
       if (!listAndReplace(stop)) {
-        if (!options_.sleep(backoff_.next(), stop)) {
+        if (!clock_.sleepFor(backoff_.next(), stop)) {
           return;
         }
         continue;
@@ -58,7 +60,7 @@ void Reflector::run(std::stop_token stop) {
       case WatchEnd::RelistAfterBackoff:
       case WatchEnd::RewatchAfterBackoff:
         needList = end == WatchEnd::RelistAfterBackoff;
-        if (!options_.sleep(backoff_.next(), stop)) {
+        if (!clock_.sleepFor(backoff_.next(), stop)) {
           return;
         }
         break;
@@ -92,7 +94,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
   options.resourceVersion = lastSyncResourceVersion();
   options.allowWatchBookmarks = true;
   options.timeoutSeconds = static_cast<int64_t>(
-      static_cast<double>(options_.minWatchTimeout.count()) * (1.0 + options_.random()));
+      static_cast<double>(options_.minWatchTimeout.count()) * (1.0 + random_.uniform()));
   client::ApiResult<client::WatchStreamPtr> stream = lw_.watch(options, stop);
   if (!stream.ok()) {
     const ApiFailure& f = stream.error();
@@ -112,7 +114,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
 }
 
 Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_token stop) {
-  const client::TimePoint started = options_.clock();
+  const util::MonotonicTime started = clock_.monotonicNow();
   size_t events = 0;
   while (true) {
     client::ApiResult<std::optional<WatchEvent>> next = stream.next();
@@ -134,7 +136,7 @@ Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_toke
       }
     }
     if (!next->has_value()) {
-      if (events == 0 && options_.clock() - started < kShortWatch) {
+      if (events == 0 && clock_.monotonicNow() - started < kShortWatch) {
         log::info(4, "Watch closed at once without events", {{"resource", options_.name}});
         return WatchEnd::RewatchAfterBackoff;
       }

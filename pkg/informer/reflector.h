@@ -21,6 +21,8 @@
 #include "pkg/client/backoff.h"
 #include "pkg/client/request.h"
 #include "pkg/informer/lister_watcher.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/random.h"
 
 namespace berth::informer {
 
@@ -40,9 +42,10 @@ struct ReflectorOptions {
   // Each watch asks the server to end it after a random time in [min, 2*min), as client-go, so
   // that informers do not all reconnect together.
   std::chrono::seconds minWatchTimeout = std::chrono::minutes(5);
-  client::SteadyClock clock = client::realClock();
-  client::Random random = client::defaultRandom();
-  client::Sleep sleep = client::sleepFor;  // backoff waits
+  // Measures watches and sleeps the backoff waits; the random source jitters backoff and watch
+  // timeouts. Both default to the real ones and must outlive the reflector.
+  util::Clock* clock = nullptr;
+  util::Random* random = nullptr;
 };
 
 class Reflector {
@@ -67,6 +70,8 @@ class Reflector {
   ListerWatcher& lw_;
   ReflectorSink& sink_;
   ReflectorOptions options_;
+  util::Clock& clock_;
+  util::Random& random_;
   client::Backoff backoff_;
   mutable std::mutex mu_;
   std::string resourceVersion_;

@@ -6,25 +6,15 @@
 #include <cstdio>
 #include <random>
 #include <stop_token>
-#include <thread>
 #include <utility>
 
-#include "pkg/api/decode.h"
+#include "pkg/api/time.h"
 #include "pkg/log/log.h"
-#include "pkg/util/sleep.h"
 #include "pkg/util/uuid.h"
 
 namespace berth::leaderelection {
 
 using json = nlohmann::json;
-
-namespace {
-
-api::Timestamp toTimestamp(util::SystemTime t) {
-  return {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
-}
-
-}  // namespace
 
 std::string defaultIdentity() {
   char host[256] = {};
@@ -65,20 +55,21 @@ util::Result<std::unique_ptr<LeaderElector>> LeaderElector::create(LeaseClient& 
                                                                    util::Clock& clock,
                                                                    Config config,
                                                                    Callbacks callbacks,
-                                                                   client::Random random) {
+                                                                   util::Random& random) {
   if (auto valid = validate(config); !valid) return valid.error().wrap("leader election");
   return std::unique_ptr<LeaderElector>(
-      new LeaderElector(client, clock, std::move(config), std::move(callbacks), std::move(random)));
+      new LeaderElector(client, clock, std::move(config), std::move(callbacks), random));
 }
 
 LeaderElector::LeaderElector(LeaseClient& client, util::Clock& clock, Config config,
-                             Callbacks callbacks, client::Random random)
+                             Callbacks callbacks, util::Random& random)
     : client_(client),
       clock_(clock),
       config_(std::move(config)),
       desc_(log::ref(config_.namespace_, config_.name)),
       callbacks_(std::move(callbacks)),
-      random_(std::move(random)) {}
+      random_(random),
+      watchdog_(clock) {}
 
 util::Duration LeaderElector::step(std::stop_token stop) {
   switch (state()) {
@@ -103,7 +94,7 @@ util::Duration LeaderElector::stepAcquiring(std::stop_token stop) {
     log::info(4, "failed to acquire lease", {{"lease", desc_}});
     // wait.JitterUntil: candidates that lost a race do not retry in lockstep.
     const auto extra =
-        std::chrono::duration<double>(config_.retryPeriod) * kJitterFactor * random_();
+        std::chrono::duration<double>(config_.retryPeriod) * kJitterFactor * random_.uniform();
     return config_.retryPeriod + std::chrono::duration_cast<util::Duration>(extra);
   }
   log::info(0, "successfully acquired lease", {{"lease", desc_}});
@@ -127,11 +118,9 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
     // hanging then is cancelled, so a partitioned leader gives up on time, not a timeout later.
     std::stop_source attempt;
     std::stop_callback forward(stop, [&attempt] { attempt.request_stop(); });
-    std::jthread watchdog([&attempt, left = deadline - start](std::stop_token done) {
-      if (util::sleepFor(left, done)) attempt.request_stop();
-    });
+    watchdog_.arm(deadline, attempt);
     const bool renewed = tryAcquireOrRenew(attempt.get_token());
-    watchdog.request_stop();
+    watchdog_.disarm();
     maybeReportTransition();
     if (renewed) {
       log::info(5, "successfully renewed lease", {{"lease", desc_}});
@@ -151,7 +140,7 @@ void LeaderElector::run(std::stop_token stop) {
   while (!stop.stop_requested()) {
     const util::Duration wait = step(stop);
     if (state() == State::Stopped) return;
-    util::sleepFor(wait, stop);
+    clock_.sleepFor(wait, stop);
   }
   shutdown();
 }
@@ -172,7 +161,7 @@ void LeaderElector::stopLeading() {
 }
 
 LeaderElectionRecord LeaderElector::freshRecord() const {
-  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  const api::Timestamp now = api::toTimestamp(clock_.systemNow());
   return LeaderElectionRecord{
       .holderIdentity = config_.identity,
       .leaseDurationSeconds = static_cast<int>(
@@ -246,7 +235,7 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
 
 bool LeaderElector::release() {
   if (!holdsObserved()) return true;
-  const api::Timestamp now = toTimestamp(clock_.systemNow());
+  const api::Timestamp now = api::toTimestamp(clock_.systemNow());
   LeaderElectionRecord record{.leaseDurationSeconds = 1, .acquireTime = now, .renewTime = now};
   {
     std::lock_guard lock(mu_);

@@ -26,9 +26,10 @@
 
 #include "pkg/api/lease.h"
 #include "pkg/api/types.h"
-#include "pkg/client/backoff.h"
 #include "pkg/leaderelection/lease_client.h"
+#include "pkg/leaderelection/renew_watchdog.h"
 #include "pkg/util/clock.h"
+#include "pkg/util/random.h"
 #include "pkg/util/result.h"
 
 namespace berth::leaderelection {
@@ -71,16 +72,17 @@ class LeaderElector {
  public:
   enum class State { Acquiring, Leading, Stopped };
 
-  // Fails on an invalid config (see validate). The client and clock must outlive the elector.
+  // Fails on an invalid config (see validate). The client, clock and random source (the acquire
+  // jitter) must outlive the elector.
   static util::Result<std::unique_ptr<LeaderElector>> create(
       LeaseClient& client, util::Clock& clock, Config config, Callbacks callbacks,
-      client::Random random = client::defaultRandom());
+      util::Random& random = util::defaultRandom());
 
   // One attempt of the current state; returns the wait before the next step. Acquiring: a
   // successful attempt starts leading (onStartedLeading). Leading: a renewal; when none has
   // succeeded for renewDeadline, leading stops (onStoppedLeading) and the state is Stopped.
   util::Duration step(std::stop_token stop = {});
-  // Steps until `stop` is requested or leadership is lost, sleeping in real time between steps;
+  // Steps until `stop` is requested or leadership is lost, sleeping on the clock between steps;
   // then, if still leading, releases the lease (when configured) and stops leading.
   void run(std::stop_token stop);
   // What run() does on a requested stop: release if configured, onStoppedLeading, Stopped.
@@ -103,7 +105,7 @@ class LeaderElector {
 
  private:
   LeaderElector(LeaseClient& client, util::Clock& clock, Config config, Callbacks callbacks,
-                client::Random random);
+                util::Random& random);
 
   util::Duration stepAcquiring(std::stop_token stop);
   util::Duration stepLeading(std::stop_token stop);
@@ -121,7 +123,7 @@ class LeaderElector {
   const Config config_;
   const std::string desc_;  // "ns/name"
   Callbacks callbacks_;
-  client::Random random_;
+  util::Random& random_;
 
   // Driver-thread state.
   nlohmann::json lease_;        // the Lease as last read or written (its resourceVersion)
@@ -135,6 +137,8 @@ class LeaderElector {
   LeaderElectionRecord observed_;
   util::MonotonicTime observedTime_{};
   State state_ = State::Acquiring;
+
+  RenewWatchdog watchdog_;  // last: its thread reads clock_
 };
 
 }  // namespace berth::leaderelection

@@ -392,9 +392,7 @@ util::MonotonicTime SchedulingQueue::backoffExpiry(const QueuedPod& pod) const {
 }
 
 api::Timestamp SchedulingQueue::queueTimestamp() const {
-  using std::chrono::duration_cast;
-  using std::chrono::microseconds;
-  return api::Timestamp{duration_cast<microseconds>(clock_.systemNow().time_since_epoch()).count()};
+  return api::toTimestamp(clock_.systemNow());
 }
 
 }  // namespace berth::queue

@@ -23,11 +23,6 @@ bool terminal(const api::Pod& pod) {
   return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
 }
 
-api::Timestamp timestampOf(util::SystemTime t) {
-  return api::Timestamp{
-      std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()};
-}
-
 std::string podRef(const api::Pod& pod) {
   return log::ref(pod.metadata.namespace_, pod.metadata.name);
 }
@@ -59,6 +54,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
   events::RecorderOptions recorderBase;
   recorderBase.api = discoverEventsApi(client);
   queue::QueueOptions qo;
+  recorderBase.clock = &s->clock_;
   for (const config::Profile& profile : s->options_.config.profiles) {
     auto fw = framework::runtime::Framework::create(registry, profile, handle);
     if (!fw.ok()) return fw.error();
@@ -87,11 +83,13 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(client::RestClient& c
 
   informer::ReflectorOptions podOptions;
   podOptions.name = "pods";
+  podOptions.clock = &s->clock_;
   s->pods_ = std::make_unique<informer::Informer<api::Pod>>(
       informer::makeListerWatcher(client, client::kPods, "", "", kNonTerminalPods), api::decodePod,
       podOptions);
   informer::ReflectorOptions nodeOptions;
   nodeOptions.name = "nodes";
+  nodeOptions.clock = &s->clock_;
   s->nodes_ = std::make_unique<informer::Informer<api::Node>>(
       informer::makeListerWatcher(client, client::kNodes), api::decodeNode, nodeOptions);
   s->addEventHandlers();
@@ -113,7 +111,9 @@ Scheduler::Scheduler(client::RestClient& client, SchedulerOptions options)
                      ? options_.seed
                      : static_cast<uint64_t>(clock_.systemNow().time_since_epoch().count()),
                  options_.config.percentageOfNodesToScore),
-      cache_(clock_) {
+      cache_(clock_),
+      sampler_(static_cast<std::minstd_rand::result_type>(options_.seed ? options_.seed
+                                                                        : std::random_device{}())) {
   for (size_t i = 0; i < std::max<size_t>(options_.bindConcurrency, 1); ++i) {
     binders_.emplace_back([this] { binderLoop(); });
   }
@@ -465,7 +465,7 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
                            "Scheduling", message);
   if (options_.observer) options_.observer->failed(pod, message);
   auto patch =
-      podScheduledConditionPatch(*latest, reason, message, timestampOf(clock_.systemNow()));
+      podScheduledConditionPatch(*latest, reason, message, api::toTimestamp(clock_.systemNow()));
   if (!patch) return;
   std::string ns = pod.metadata.namespace_;
   std::string name = pod.metadata.name;

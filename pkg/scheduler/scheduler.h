@@ -65,7 +65,9 @@ struct SchedulerOptions {
   // When set, the scheduler records kube-scheduler's metrics into it and serves it its state
   // (queues, cache, bindings in flight) at scrape time. Must outlive the scheduler.
   metrics::Metrics* metrics = nullptr;
-  uint64_t seed = 0;  // tie-break randomness; 0 seeds from the clock
+  // Tie-break randomness (0 seeds it from the clock) and the plugin-metrics sampler (0 seeds it
+  // from std::random_device).
+  uint64_t seed = 0;
 };
 
 class Scheduler {
@@ -134,8 +136,8 @@ class Scheduler {
   algorithm::GenericScheduler algorithm_;
   cache::Cache cache_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
-  framework::Snapshot snapshot_;                      // the scheduling thread's own
-  std::minstd_rand sampler_{std::random_device{}()};  // the scheduling thread's own
+  framework::Snapshot snapshot_;  // the scheduling thread's own
+  std::minstd_rand sampler_;      // the scheduling thread's own
 
   std::unique_ptr<informer::Informer<api::Pod>> pods_;
   std::unique_ptr<informer::Informer<api::Node>> nodes_;

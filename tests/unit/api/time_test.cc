@@ -1,10 +1,11 @@
+#include "pkg/api/time.h"
+
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <string_view>
-
-#include "pkg/api/decode.h"
 
 namespace berth::api {
 namespace {
@@ -133,6 +134,15 @@ TEST(Timestamp, TimestampsRoundTripEveryDayOfFourCenturies) {
     ASSERT_TRUE(day == previous_day + 1 || day == 1) << text;
     previous_day = day;
   }
+}
+
+TEST(Timestamp, ToTimestampTruncatesSystemTimeToMicroseconds) {
+  const util::SystemTime t{std::chrono::seconds(1714557600) +
+                           std::chrono::nanoseconds(123'456'789)};
+  EXPECT_EQ(toTimestamp(t).micros, 1714557600 * kSecond + 123456);
+  EXPECT_EQ(formatMicroTimestamp(toTimestamp(t)), "2024-05-01T10:00:00.123456Z");
+  util::FakeClock clock;
+  EXPECT_EQ(formatTimestamp(toTimestamp(clock.systemNow())), "2024-01-01T01:00:00Z");
 }
 
 }  // namespace

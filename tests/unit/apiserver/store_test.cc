@@ -9,6 +9,8 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/util/clock.h"
+
 namespace berth::apiserver {
 namespace {
 
@@ -22,7 +24,8 @@ constexpr int64_t kNow = 1796025600LL * 1000000;
 std::unique_ptr<Store> makeStore(size_t historySize = 1000) {
   StoreOptions options;
   options.historySize = historySize;
-  options.clock = [] { return api::Timestamp{kNow}; };
+  static util::FakeClock clock{util::SystemTime(std::chrono::microseconds(kNow))};
+  options.clock = &clock;
   auto counter = std::make_shared<int>(0);
   options.newUid = [counter] { return "uid-" + std::to_string(++*counter); };
   return std::make_unique<Store>(std::move(options));

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <stop_token>
 #include <vector>
 
 #include "pkg/client/rate_limiter.h"
@@ -11,19 +12,12 @@ namespace {
 
 using std::chrono::milliseconds;
 
-struct FakeClock {
-  TimePoint now{};
-  SteadyClock fn() {
-    return [this] { return now; };
-  }
-};
-
 TEST(Backoff, DoublesFromInitialToMaxWithJitterWithinBounds) {
-  FakeClock clock;
+  util::FakeClock clock;
   for (const double u : {0.0, 0.5, 0.999}) {
     SCOPED_TRACE(u);
-    Backoff b({.initial = milliseconds(800), .max = std::chrono::seconds(30)}, clock.fn(),
-              [u] { return u; });
+    util::FakeRandom random(u);
+    Backoff b({.initial = milliseconds(800), .max = std::chrono::seconds(30)}, clock, random);
     milliseconds base(800);
     for (int i = 0; i < 10; ++i) {
       const Duration d = b.next();
@@ -36,15 +30,16 @@ TEST(Backoff, DoublesFromInitialToMaxWithJitterWithinBounds) {
 }
 
 TEST(Backoff, ResetsAfterAQuietPeriod) {
-  FakeClock clock;
+  util::FakeClock clock;
+  util::FakeRandom random(0.0);
   Backoff b({.initial = milliseconds(100),
              .max = std::chrono::seconds(10),
              .resetAfter = std::chrono::minutes(2)},
-            clock.fn(), [] { return 0.0; });
+            clock, random);
   EXPECT_EQ(b.next(), milliseconds(100));
-  clock.now += std::chrono::seconds(1);
+  clock.advance(std::chrono::seconds(1));
   EXPECT_EQ(b.next(), milliseconds(200));
-  clock.now += std::chrono::minutes(2);
+  clock.advance(std::chrono::minutes(2));
   EXPECT_EQ(b.next(), milliseconds(100));
   EXPECT_EQ(b.next(), milliseconds(200));
   b.reset();
@@ -52,17 +47,17 @@ TEST(Backoff, ResetsAfterAQuietPeriod) {
 }
 
 TEST(Backoff, DefaultRandomStaysInRange) {
-  Random r = defaultRandom();
+  util::Random& r = util::defaultRandom();
   for (int i = 0; i < 1000; ++i) {
-    const double u = r();
+    const double u = r.uniform();
     ASSERT_GE(u, 0.0);
     ASSERT_LT(u, 1.0);
   }
 }
 
 TEST(TokenBucket, AllowsABurstThenPacesAtQps) {
-  FakeClock clock;
-  TokenBucket bucket(50, 100, clock.fn());
+  util::FakeClock clock;
+  TokenBucket bucket(50, 100, clock);
   for (int i = 0; i < 100; ++i) {
     ASSERT_EQ(bucket.reserve(), Duration::zero()) << i;
   }
@@ -70,7 +65,7 @@ TEST(TokenBucket, AllowsABurstThenPacesAtQps) {
   EXPECT_EQ(std::chrono::duration_cast<milliseconds>(bucket.reserve()), milliseconds(20));
   EXPECT_EQ(std::chrono::duration_cast<milliseconds>(bucket.reserve()), milliseconds(40));
   // 100 ms later five tokens came back; two were already promised.
-  clock.now += milliseconds(100);
+  clock.advance(milliseconds(100));
   EXPECT_EQ(bucket.reserve(), Duration::zero());
   EXPECT_EQ(bucket.reserve(), Duration::zero());
   EXPECT_EQ(bucket.reserve(), Duration::zero());
@@ -78,9 +73,9 @@ TEST(TokenBucket, AllowsABurstThenPacesAtQps) {
 }
 
 TEST(TokenBucket, RefillsNoMoreThanTheBurst) {
-  FakeClock clock;
-  TokenBucket bucket(10, 3, clock.fn());
-  clock.now += std::chrono::hours(1);
+  util::FakeClock clock;
+  TokenBucket bucket(10, 3, clock);
+  clock.advance(std::chrono::hours(1));
   for (int i = 0; i < 3; ++i) {
     EXPECT_EQ(bucket.reserve(), Duration::zero());
   }
@@ -88,11 +83,23 @@ TEST(TokenBucket, RefillsNoMoreThanTheBurst) {
 }
 
 TEST(TokenBucket, ZeroQpsDoesNotLimit) {
-  FakeClock clock;
-  TokenBucket bucket(0, 1, clock.fn());
+  util::FakeClock clock;
+  TokenBucket bucket(0, 1, clock);
   for (int i = 0; i < 1000; ++i) {
     ASSERT_EQ(bucket.reserve(), Duration::zero());
   }
+}
+
+TEST(TokenBucket, WaitsForATokenOnTheInjectedClock) {
+  util::FakeClock clock;
+  TokenBucket bucket(10, 1, clock);
+  EXPECT_TRUE(bucket.wait({}));
+  EXPECT_TRUE(bucket.wait({}));  // empty: waits 100 ms, on the fake clock
+  EXPECT_TRUE(bucket.wait({}));  // the 100 ms slept repaid the reserved token: 100 ms more
+  EXPECT_EQ(clock.sleeps(), (std::vector<Duration>{milliseconds(100), milliseconds(100)}));
+  std::stop_source stop;
+  stop.request_stop();
+  EXPECT_FALSE(bucket.wait(stop.get_token()));
 }
 
 }  // namespace

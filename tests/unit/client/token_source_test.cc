@@ -34,12 +34,10 @@ class TokenSourceTest : public ::testing::Test {
                         fs::file_time_type(std::chrono::seconds(1700000000 + mtimeSeconds)));
   }
   std::string path() const { return (dir_ / "token").string(); }
-  SteadyClock clock() {
-    return [this] { return now_; };
-  }
+  util::Clock& clock() { return clock_; }
 
   fs::path dir_;
-  TimePoint now_{};
+  util::FakeClock clock_;
 };
 
 TEST_F(TokenSourceTest, RereadsTheFileWhenItChanges) {
@@ -48,9 +46,9 @@ TEST_F(TokenSourceTest, RereadsTheFileWhenItChanges) {
   EXPECT_EQ(tokens.token(), "first");
   write("second\n", 2);
   // Not checked again before the interval.
-  now_ += std::chrono::seconds(4);
+  clock_.advance(std::chrono::seconds(4));
   EXPECT_EQ(tokens.token(), "first");
-  now_ += std::chrono::seconds(1);
+  clock_.advance(std::chrono::seconds(1));
   EXPECT_EQ(tokens.token(), "second");
 }
 
@@ -67,13 +65,13 @@ TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsEmptyOrGone) {
   write("first", 1);
   TokenSource tokens("first", path(), std::chrono::seconds(1), clock());
   write("  \n", 2);
-  now_ += std::chrono::seconds(2);
+  clock_.advance(std::chrono::seconds(2));
   EXPECT_EQ(tokens.token(), "first");
   fs::remove(path());
-  now_ += std::chrono::seconds(2);
+  clock_.advance(std::chrono::seconds(2));
   EXPECT_EQ(tokens.token(), "first");
   write("back", 3);
-  now_ += std::chrono::seconds(2);
+  clock_.advance(std::chrono::seconds(2));
   EXPECT_EQ(tokens.token(), "back");
 }
 
@@ -81,12 +79,12 @@ TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsTooLarge) {
   write("first", 1);
   TokenSource tokens("first", path(), std::chrono::seconds(1), clock());
   write(std::string(kMaxTokenFileBytes + 1, 'x'), 2);
-  now_ += std::chrono::seconds(2);
+  clock_.advance(std::chrono::seconds(2));
   EXPECT_EQ(tokens.token(), "first");
   // Exactly at the limit is still a token.
   const std::string largest(kMaxTokenFileBytes, 'y');
   write(largest, 3);
-  now_ += std::chrono::seconds(2);
+  clock_.advance(std::chrono::seconds(2));
   EXPECT_EQ(tokens.token(), largest);
 }
 
@@ -109,7 +107,7 @@ TEST_F(TokenSourceTest, WarnsWhenOthersMayWriteTheFile) {
 
 TEST_F(TokenSourceTest, AFixedTokenNeverChanges) {
   TokenSource tokens("fixed", "", std::chrono::seconds(1), clock());
-  now_ += std::chrono::hours(1);
+  clock_.advance(std::chrono::hours(1));
   EXPECT_EQ(tokens.token(), "fixed");
 }
 

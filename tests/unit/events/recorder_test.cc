@@ -73,9 +73,10 @@ class FakeSink : public Sink {
   int entered_ = 0;
 };
 
+// A util::FakeClock at 2025-11-30T08:00:00Z, the time the expectations below are written in.
 struct FakeClock {
-  api::Timestamp now{1'764'489'600'000'000};  // 2025-11-30T08:00:00Z
-  void advanceMinutes(int64_t minutes) { now.micros += minutes * 60'000'000; }
+  void advanceMinutes(int64_t minutes) { fake.advance(std::chrono::minutes(minutes)); }
+  util::FakeClock fake{util::SystemTime(std::chrono::seconds(1'764'489'600))};
 };
 
 ObjectReference pod(const std::string& name) {
@@ -88,7 +89,7 @@ RecorderOptions options(FakeClock& clock, Api api = Api::EventsV1) {
   o.reportingController = "berth";
   o.reportingInstance = "berth-host1";
   o.retryInterval = std::chrono::milliseconds(1);
-  o.clock = [&clock] { return clock.now; };
+  o.clock = &clock.fake;
   return o;
 }
 
@@ -208,6 +209,39 @@ TEST(Recorder, RetriesUnavailableWritesThenGivesUp) {
   recorder.record(pod("p"), "Normal", "Scheduled", "Binding", "x");
   recorder.waitIdle();
   EXPECT_EQ(sink.calls().size(), 3u);
+}
+
+TEST(Recorder, RetriesWaitOnTheInjectedClockWithJitter) {
+  FakeSink sink;
+  FakeClock clock;
+  util::FakeRandom random({0.0, 1.0});
+  RecorderOptions o = options(clock);
+  o.retryInterval = std::chrono::seconds(10);
+  o.random = &random;
+  o.maxTries = 3;
+  Recorder recorder(sink, o);
+  sink.script({Sink::Outcome::Unavailable, Sink::Outcome::Unavailable, Sink::Outcome::Ok});
+  recorder.record(pod("p"), "Normal", "Scheduled", "Binding", "x");
+  recorder.waitIdle();
+  EXPECT_EQ(sink.calls().size(), 3u);
+  // 10 s jittered by up to 25%, slept on the fake clock: the test does not wait for them.
+  EXPECT_EQ(clock.fake.sleeps(), (std::vector<util::Duration>{std::chrono::seconds(10),
+                                                              std::chrono::milliseconds(12500)}));
+}
+
+TEST(Recorder, StampsEventsAndFinishesSeriesOnTheInjectedClock) {
+  FakeSink sink;
+  FakeClock clock;
+  Recorder recorder(sink, options(clock, Api::CoreV1));
+  recorder.record(pod("p"), "Warning", "FailedScheduling", "Scheduling", "x");
+  clock.advanceMinutes(1);
+  recorder.record(pod("p"), "Warning", "FailedScheduling", "Scheduling", "x");
+  recorder.waitIdle();
+  EXPECT_EQ(sink.calls().at(1).body["lastTimestamp"], "2025-11-30T08:01:00Z");
+  clock.advanceMinutes(7);  // the last occurrence is now over finishAfter (6 min) old
+  recorder.finishSeries();
+  ASSERT_EQ(sink.calls().size(), 3u);
+  EXPECT_EQ(sink.calls()[2].body["count"], 2);
 }
 
 TEST(Recorder, DoesNotRetryRejectedWrites) {

@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "pkg/api/decode.h"
+#include "pkg/util/clock.h"
+#include "pkg/util/random.h"
 #include "tests/support/builders.h"
 
 namespace berth::informer {
@@ -163,14 +165,8 @@ class InformerTest : public ::testing::Test {
   InformerTest() : state_(std::make_shared<FakeListerWatcher::State>()) {
     ReflectorOptions options;
     options.name = "pods";
-    options.random = [] { return 0.0; };
-    options.sleep = [this](client::Duration d, std::stop_token stop) {
-      {
-        std::lock_guard<std::mutex> lock(mu_);
-        sleeps_.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(d));
-      }
-      return !stop.stop_requested();
-    };
+    options.clock = &clock_;
+    options.random = &random_;
     informer_ = std::make_unique<Informer<api::Pod>>(std::make_unique<FakeListerWatcher>(state_),
                                                      api::decodePod, std::move(options));
     auto rec = [this](std::string what) {
@@ -240,17 +236,22 @@ class InformerTest : public ::testing::Test {
     std::lock_guard<std::mutex> lock(state_->mu);
     return state_->listCalls.size();
   }
+  // The reflector's backoff waits, slept on the fake clock.
   std::vector<std::chrono::milliseconds> sleeps() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return sleeps_;
+    std::vector<std::chrono::milliseconds> out;
+    for (util::Duration d : clock_.sleeps()) {
+      out.push_back(std::chrono::duration_cast<std::chrono::milliseconds>(d));
+    }
+    return out;
   }
 
+  util::FakeClock clock_;
+  util::FakeRandom random_{0.0};
   std::shared_ptr<FakeListerWatcher::State> state_;
   std::unique_ptr<Informer<api::Pod>> informer_;
   std::mutex mu_;
   std::condition_variable cv_;
   std::vector<std::string> events_;
-  std::vector<std::chrono::milliseconds> sleeps_;
 };
 
 TEST_F(InformerTest, ListsByPagesThenWatchesFromTheListResourceVersion) {

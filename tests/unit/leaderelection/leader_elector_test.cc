@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
@@ -11,7 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "pkg/api/decode.h"
+#include "pkg/api/time.h"
+#include "pkg/util/sleep.h"
 
 namespace berth::leaderelection {
 namespace {
@@ -42,8 +44,13 @@ class FakeLeaseClient : public LeaseClient {
     return store(key, lease);
   }
   client::ApiResult<json> update(const std::string& ns, const std::string& name, const json& lease,
-                                 std::stop_token) override {
+                                 std::stop_token stop) override {
     if (auto hook = std::exchange(beforeUpdate_, nullptr)) hook();
+    if (hangUpdates_) {
+      // A call that never answers: only its stop token (or 30 s) ends it.
+      if (!util::sleepFor(seconds(30), stop)) ++cancelledUpdates_;
+      return client::connectionFailure("context deadline exceeded");
+    }
     std::lock_guard lock(mu_);
     if (partitioned_) return client::connectionFailure("connection refused");
     const std::string key = ns + "/" + name;
@@ -78,6 +85,9 @@ class FakeLeaseClient : public LeaseClient {
     partitioned_ = on;
   }
   void beforeNextUpdate(std::function<void()> hook) { beforeUpdate_ = std::move(hook); }
+  // Set before the elector steps (not read under the lock).
+  void hangUpdates(bool on) { hangUpdates_ = on; }
+  int cancelledUpdates() const { return cancelledUpdates_.load(); }
   int gets() {
     std::lock_guard lock(mu_);
     return gets_;
@@ -101,6 +111,8 @@ class FakeLeaseClient : public LeaseClient {
   int version_ = 100;
   int gets_ = 0;
   bool partitioned_ = false;
+  bool hangUpdates_ = false;
+  std::atomic<int> cancelledUpdates_{0};
   std::function<void()> beforeUpdate_;
 };
 
@@ -111,22 +123,20 @@ struct Candidate {
     Callbacks callbacks{.onStartedLeading = [this] { ++started; },
                         .onStoppedLeading = [this] { ++stopped; },
                         .onNewLeader = [this](const std::string& id) { leaders.push_back(id); }};
-    auto created = LeaderElector::create(client, clock, config, callbacks, [] { return 0.0; });
+    auto created = LeaderElector::create(client, clock, config, callbacks, noJitter);
     EXPECT_TRUE(created.ok());
     elector = std::move(*created);
   }
   LeaderElector* operator->() { return elector.get(); }
 
+  util::FakeRandom noJitter{0.0};
   std::unique_ptr<LeaderElector> elector;
   int started = 0;
   int stopped = 0;
   std::vector<std::string> leaders;
 };
 
-std::string micro(util::SystemTime t) {
-  return api::formatMicroTimestamp(
-      {std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count()});
-}
+std::string micro(util::SystemTime t) { return api::formatMicroTimestamp(api::toTimestamp(t)); }
 
 json heldBy(const std::string& holder, util::SystemTime renewed, int transitions = 0) {
   return {{"holderIdentity", holder},
@@ -182,7 +192,8 @@ TEST(LeaderElector, AcquireRetriesWithClientGoJitter) {
   FakeLeaseClient leases;
   leases.put(heldBy("b", clock.systemNow()));
   Config config{.namespace_ = "kube-system", .name = "berth", .identity = "a"};
-  auto a = LeaderElector::create(leases, clock, config, {}, [] { return 0.5; });
+  util::FakeRandom half(0.5);
+  auto a = LeaderElector::create(leases, clock, config, {}, half);
   ASSERT_TRUE(a.ok());
 
   EXPECT_EQ((*a)->step(), std::chrono::milliseconds(3200));  // 2s * (1 + 1.2 * 0.5)
@@ -264,6 +275,29 @@ TEST(LeaderElector, StopsLeadingWhenRenewalsFailPastDeadline) {
       EXPECT_LE(clock.monotonicNow() - (healed - c.outage), seconds(12));
     }
   }
+}
+
+TEST(LeaderElector, CancelsARenewalStillHangingAtTheRenewDeadline) {
+  FakeLeaseClient leases;
+  util::FakeRandom noJitter(0.0);
+  Config config{.namespace_ = "kube-system",
+                .name = "berth",
+                .identity = "a",
+                .leaseDuration = seconds(1),
+                .renewDeadline = std::chrono::milliseconds(200),
+                .retryPeriod = std::chrono::milliseconds(100)};
+  auto elector = LeaderElector::create(leases, util::realClock(), config, {}, noJitter);
+  ASSERT_TRUE(elector.ok());
+  (*elector)->step();
+  ASSERT_TRUE((*elector)->isLeader());
+
+  leases.hangUpdates(true);
+  const auto start = std::chrono::steady_clock::now();
+  (*elector)->step();
+  // The watchdog cut the hanging call at the deadline, and leading stopped then, not 30 s later.
+  EXPECT_GE(leases.cancelledUpdates(), 1);
+  EXPECT_EQ((*elector)->state(), LeaderElector::State::Stopped);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
 }
 
 TEST(LeaderElector, StopsLeadingWhenAnotherTookTheLease) {
