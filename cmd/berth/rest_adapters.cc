@@ -1,12 +1,13 @@
-#include "pkg/scheduler/api_writes.h"
+#include "cmd/berth/rest_adapters.h"
+
+#include <utility>
 
 #include "pkg/api/decode.h"
+#include "pkg/informer/informer.h"
 
-namespace berth::scheduler {
+namespace berth::cmd {
 
-using json = nlohmann::json;
-
-json bindingFor(const api::Pod& pod, const std::string& node) {
+nlohmann::json bindingFor(const api::Pod& pod, const std::string& node) {
   return {{"apiVersion", "v1"},
           {"kind", "Binding"},
           {"metadata",
@@ -16,7 +17,7 @@ json bindingFor(const api::Pod& pod, const std::string& node) {
           {"target", {{"kind", "Node"}, {"name", node}}}};
 }
 
-framework::Status RestBinder::bind(const api::Pod& pod, const std::string& node) {
+framework::Status RestClusterApi::bind(const api::Pod& pod, const std::string& node) {
   auto answer = client_.post(client::kPods, pod.metadata.namespace_, pod.metadata.name, "binding",
                              bindingFor(pod, node));
   if (answer.ok()) return framework::Status();
@@ -25,7 +26,7 @@ framework::Status RestBinder::bind(const api::Pod& pod, const std::string& node)
 
 namespace {
 
-events::Sink::Outcome outcomeOf(const client::ApiResult<json>& answer) {
+events::Sink::Outcome outcomeOf(const client::ApiResult<nlohmann::json>& answer) {
   if (answer.ok()) return events::Sink::Outcome::Ok;
   const client::ApiFailure& failure = answer.error();
   if (failure.isNotFound()) return events::Sink::Outcome::NotFound;
@@ -40,15 +41,42 @@ const client::Resource& eventsResource(events::Api api) {
 
 }  // namespace
 
-events::Sink::Outcome RestEventSink::create(events::Api api, const std::string& ns,
-                                            const json& event) {
+events::Sink::Outcome RestClusterApi::create(events::Api api, const std::string& ns,
+                                             const nlohmann::json& event) {
   return outcomeOf(client_.create(eventsResource(api), ns, event));
 }
 
-events::Sink::Outcome RestEventSink::patch(events::Api api, const std::string& ns,
-                                           const std::string& name, const json& patch) {
+events::Sink::Outcome RestClusterApi::patch(events::Api api, const std::string& ns,
+                                            const std::string& name, const nlohmann::json& patch) {
   return outcomeOf(
       client_.patch(eventsResource(api), ns, name, client::PatchType::StrategicMerge, patch));
+}
+
+util::Result<std::optional<api::Pod>> RestClusterApi::getPod(const std::string& ns,
+                                                             const std::string& name) {
+  auto answer = client_.get(client::kPods, ns, name);
+  if (!answer.ok()) {
+    if (answer.error().isNotFound()) return std::optional<api::Pod>();
+    return answer.error().toError();
+  }
+  auto pod = api::decodePod(*answer);
+  if (!pod.ok()) return pod.error();
+  return std::optional<api::Pod>(std::move(*pod));
+}
+
+util::Result<void> RestClusterApi::patchPodStatus(const std::string& ns, const std::string& name,
+                                                  const nlohmann::json& patch) {
+  auto answer =
+      client_.patch(client::kPods, ns, name, client::PatchType::StrategicMerge, patch, "status");
+  if (!answer.ok()) return answer.error().toError();
+  return {};
+}
+
+util::Result<void> RestClusterApi::deletePod(const std::string& ns, const std::string& name,
+                                             const std::string& uid) {
+  auto answer = client_.remove(client::kPods, ns, name, client::Preconditions{.uid = uid});
+  if (!answer.ok()) return answer.error().toError();
+  return {};
 }
 
 events::Api discoverEventsApi(client::RestClient& client) {
@@ -58,19 +86,49 @@ events::Api discoverEventsApi(client::RestClient& client) {
   return events::Api::EventsV1;
 }
 
-std::optional<json> podScheduledConditionPatch(const api::Pod& pod, const std::string& reason,
-                                               const std::string& message, api::Timestamp now) {
-  api::Timestamp transition = now;
-  for (const api::PodCondition& c : pod.status.conditions) {
-    if (c.type != "PodScheduled") continue;
-    if (c.status == "False" && c.reason == reason && c.message == message) return std::nullopt;
-    if (c.status == "False" && c.lastTransitionTime) transition = *c.lastTransitionTime;
+namespace {
+
+// A Feed over an informer, which runs the handlers on its own thread.
+template <typename T>
+class InformerFeed final : public scheduler::Feed<T> {
+ public:
+  using Ptr = typename scheduler::Feed<T>::Ptr;
+  explicit InformerFeed(std::unique_ptr<informer::Informer<T>> informer)
+      : informer_(std::move(informer)) {}
+
+  // scheduler::Feed
+  void addEventHandlers(scheduler::FeedHandlers<T> handlers) override {
+    informer_->addEventHandlers(informer::EventHandlers<T>{
+        std::move(handlers.onAdd), std::move(handlers.onUpdate), std::move(handlers.onDelete)});
   }
-  json condition = {
-      {"type", "PodScheduled"},   {"status", "False"},
-      {"reason", reason},         {"message", message},
-      {"lastProbeTime", nullptr}, {"lastTransitionTime", api::formatTimestamp(transition)}};
-  return json{{"status", {{"conditions", json::array({condition})}}}};
+  void start() override { informer_->start(); }
+  void stop() override { informer_->stop(); }
+  bool hasSynced() const override { return informer_->hasSynced(); }
+  bool waitForSync(std::chrono::steady_clock::duration timeout) const override {
+    return informer_->waitForSync(timeout);
+  }
+  Ptr get(const std::string& key) const override { return informer_->store().get(key); }
+
+ private:
+  std::unique_ptr<informer::Informer<T>> informer_;
+};
+
+}  // namespace
+
+scheduler::Feeds informerFeeds(client::RestClient& client) {
+  informer::ReflectorOptions podOptions;
+  podOptions.name = "pods";
+  auto pods = std::make_unique<informer::Informer<api::Pod>>(
+      informer::makeListerWatcher(client, client::kPods, "", "", api::kNonTerminalPodsSelector),
+      api::decodePod, podOptions);
+  informer::ReflectorOptions nodeOptions;
+  nodeOptions.name = "nodes";
+  auto nodes = std::make_unique<informer::Informer<api::Node>>(
+      informer::makeListerWatcher(client, client::kNodes), api::decodeNode, nodeOptions);
+  scheduler::Feeds feeds;
+  feeds.pods = std::make_unique<InformerFeed<api::Pod>>(std::move(pods));
+  feeds.nodes = std::make_unique<InformerFeed<api::Node>>(std::move(nodes));
+  return feeds;
 }
 
-}  // namespace berth::scheduler
+}  // namespace berth::cmd

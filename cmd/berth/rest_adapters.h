@@ -1,28 +1,41 @@
 #pragma once
-// The daemon's writes to the API server, as kube-scheduler makes them: the Binding of a scheduling
-// decision, the PodScheduled=False condition of a pod that cannot be placed, and Events. Each is a
-// small adapter from a core interface (framework::PodBinder, events::Sink) or decision onto
-// client::RestClient.
+// The daemon's adapters from the scheduler's interfaces onto the API server: ClusterApi over
+// client::RestClient (the Binding of a scheduling decision, the PodScheduled=False condition,
+// Events, the read-back of a pod) and the pod and node Feeds over informers.
 
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "pkg/api/types.h"
 #include "pkg/client/rest.h"
 #include "pkg/events/recorder.h"
-#include "pkg/framework/handle.h"
+#include "pkg/scheduler/cluster_api.h"
+#include "pkg/scheduler/feeds.h"
 
-namespace berth::scheduler {
+namespace berth::cmd {
 
-// POSTs exactly one v1 Binding per call (the client never retries a POST). A failure comes back as
-// an Error status carrying the server's message; the caller then reads the pod to learn what
-// happened, since a lost answer may hide a binding that landed.
-class RestBinder : public framework::PodBinder {
+// Binds by POSTing exactly one v1 Binding per call (the client never retries a POST). A failure
+// comes back as an Error status carrying the server's message.
+class RestClusterApi final : public scheduler::ClusterApi {
  public:
-  explicit RestBinder(client::RestClient& client) : client_(client) {}
+  explicit RestClusterApi(client::RestClient& client) : client_(client) {}
 
   // framework::PodBinder
   framework::Status bind(const api::Pod& pod, const std::string& node) override;
+
+  // events::Sink
+  Outcome create(events::Api api, const std::string& ns, const nlohmann::json& event) override;
+  Outcome patch(events::Api api, const std::string& ns, const std::string& name,
+                const nlohmann::json& patch) override;
+
+  // scheduler::ClusterApi
+  util::Result<std::optional<api::Pod>> getPod(const std::string& ns,
+                                               const std::string& name) override;
+  util::Result<void> patchPodStatus(const std::string& ns, const std::string& name,
+                                    const nlohmann::json& patch) override;
+  util::Result<void> deletePod(const std::string& ns, const std::string& name,
+                               const std::string& uid) override;
 
  private:
   client::RestClient& client_;
@@ -31,32 +44,11 @@ class RestBinder : public framework::PodBinder {
 // The v1 Binding kube-scheduler's DefaultBinder sends: the pod's name and uid, target the node.
 nlohmann::json bindingFor(const api::Pod& pod, const std::string& node);
 
-// Writes events through the client; events::Recorder decides what to write.
-class RestEventSink : public events::Sink {
- public:
-  explicit RestEventSink(client::RestClient& client) : client_(client) {}
-
-  // events::Sink
-  Outcome create(events::Api api, const std::string& ns, const nlohmann::json& event) override;
-  Outcome patch(events::Api api, const std::string& ns, const std::string& name,
-                const nlohmann::json& patch) override;
-
- private:
-  client::RestClient& client_;
-};
-
 // events.k8s.io/v1 when the server serves it, else core/v1 (client-go's EventBroadcasterAdapter
 // asks discovery the same question).
 events::Api discoverEventsApi(client::RestClient& client);
 
-// The strategic-merge patch of pods/NAME/status that records a scheduling failure: condition
-// PodScheduled=False with `reason` (Unschedulable or SchedulerError) and `message`. nullopt when
-// the pod already carries that exact condition (upstream's UpdatePodCondition "changed" check), so
-// repeated failures for the same reason write nothing. lastTransitionTime moves only when the
-// condition's status changes.
-std::optional<nlohmann::json> podScheduledConditionPatch(const api::Pod& pod,
-                                                         const std::string& reason,
-                                                         const std::string& message,
-                                                         api::Timestamp now);
+// Informers on every non-terminal pod and every node, as kube-scheduler's.
+scheduler::Feeds informerFeeds(client::RestClient& client);
 
-}  // namespace berth::scheduler
+}  // namespace berth::cmd
