@@ -9,6 +9,8 @@
 #include <sstream>
 #include <thread>
 
+#include "pkg/plugins/registry.h"
+
 namespace berth::cmd {
 
 int fail(const std::string& message) {
@@ -23,6 +25,29 @@ util::Result<std::string> readFile(const std::string& path) {
   s << in.rdbuf();
   if (in.bad()) return util::invalidArgument("read " + path + ": I/O error");
   return s.str();
+}
+
+util::Result<config::Configuration> loadConfiguration(const std::string& path) {
+  if (path.empty()) return config::defaultConfiguration();
+  auto text = readFile(path);
+  if (!text.ok()) return text.error();
+  return config::parseConfiguration(*text, path, plugins::makeInTreeRegistry());
+}
+
+void addClientFlags(FlagSet& flags, std::string* kubeconfig, std::string* context) {
+  flags.addString("kubeconfig", kubeconfig,
+                  "Path to a kubeconfig file; without it berth uses the pod's service account "
+                  "(in-cluster configuration)");
+  flags.addString("context", context, "The kubeconfig context to use (default: current-context)");
+}
+
+void addOutputFlag(FlagSet& flags, std::string* output, std::string_view helpSuffix) {
+  flags.addString("output", output, "Output format: table or json" + std::string(helpSuffix));
+}
+
+util::Result<void> checkOutput(const std::string& output) {
+  if (output == "table" || output == "json") return {};
+  return util::invalidArgument("--output: must be table or json, got \"" + output + "\"");
 }
 
 util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,

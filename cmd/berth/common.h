@@ -1,12 +1,14 @@
 #pragma once
-// What every subcommand shares: the usage-error exit, file reading, client configuration from
-// flags, and waiting for SIGINT/SIGTERM.
+// What every subcommand shares: the usage-error exit, file reading, the configuration file, the
+// client and output flags, client configuration from flags, and waiting for SIGINT/SIGTERM.
 
 #include <stop_token>
 #include <string>
+#include <string_view>
 
 #include "cmd/berth/flags.h"  // kExitUsage
 #include "pkg/client/config.h"
+#include "pkg/config/config.h"
 #include "pkg/util/result.h"
 
 namespace berth::cmd {
@@ -15,6 +17,15 @@ namespace berth::cmd {
 int fail(const std::string& message);
 
 util::Result<std::string> readFile(const std::string& path);
+
+// The KubeSchedulerConfiguration file at `path`, or the default configuration when `path` is "".
+util::Result<config::Configuration> loadConfiguration(const std::string& path);
+
+// --kubeconfig and --context, as `berth run` and `berth explain` take them.
+void addClientFlags(FlagSet& flags, std::string* kubeconfig, std::string* context);
+// --output table|json; `helpSuffix` follows "Output format: table or json" in the help.
+void addOutputFlag(FlagSet& flags, std::string* output, std::string_view helpSuffix = {});
+util::Result<void> checkOutput(const std::string& output);
 
 // The API server connection: the kubeconfig at `path` (its current context, or `context`), else
 // the pod's in-cluster configuration; an error that says what to pass when there is neither.

@@ -49,9 +49,6 @@ server unreachable, bad flags).
 Flags:
 )";
 
-// kube-scheduler's pod informer leaves finished pods out: they hold no resources.
-constexpr const char* kNonTerminalPods = "status.phase!=Succeeded,status.phase!=Failed";
-
 struct PodRef {
   std::string ns;
   std::string name;
@@ -65,10 +62,6 @@ util::Result<PodRef> parsePodRef(const std::string& arg) {
                                  "\": want NAMESPACE/POD, for example default/web");
   }
   return PodRef{arg.substr(0, slash), arg.substr(slash + 1)};
-}
-
-bool finished(const api::Pod& pod) {
-  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
 }
 
 // The cluster as the daemon's cache holds it: every node, and the unfinished pods bound to them.
@@ -87,7 +80,7 @@ util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::
     cluster.nodes.push_back(std::make_shared<const api::Node>(std::move(*node)));
   }
   client::ListOptions options;
-  options.fieldSelector = kNonTerminalPods;
+  options.fieldSelector = api::kNonTerminalPodsSelector;
   auto pods = client.listAll(client::kPods, "", options);
   if (!pods.ok()) return pods.error().toError().wrap("list pods");
   for (const nlohmann::json& item : pods->items) {
@@ -97,7 +90,7 @@ util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::
       continue;
     }
     // Pending pods hold nothing; the explained pod is added as read, even if the list saw it bound.
-    if (pod->spec.nodeName.empty() || finished(*pod)) continue;
+    if (!api::isAssigned(*pod) || api::isTerminal(*pod)) continue;
     if (pod->metadata.namespace_ == explained.metadata.namespace_ &&
         pod->metadata.name == explained.metadata.name) {
       continue;
@@ -245,33 +238,21 @@ int explainCommand(const std::vector<std::string>& args) {
   std::string configPath;
   std::string output = "table";
   FlagSet flags;
-  flags.addString("kubeconfig", &kubeconfig,
-                  "Path to a kubeconfig file; without it berth uses the pod's service account "
-                  "(in-cluster configuration)");
-  flags.addString("context", &context, "The kubeconfig context to use (default: current-context)");
+  addClientFlags(flags, &kubeconfig, &context);
   flags.addString("config", &configPath,
                   "The path to the configuration file (KubeSchedulerConfiguration, "
                   "kubescheduler.config.k8s.io/v1) whose profiles the daemon runs");
-  flags.addString("output", &output,
-                  "Output format: table or json (as 'berth simulate --explain')");
+  addOutputFlag(flags, &output, " (as 'berth simulate --explain')");
   const CommandLine cli = flags.parseCommandLine(args, kExplainHelp, /*maxArgs=*/1);
   if (cli.exitCode) return *cli.exitCode;
   if (cli.args.empty()) return fail("requires one argument, NAMESPACE/POD");
   auto ref = parsePodRef(cli.args.front());
   if (!ref.ok()) return fail(ref.error().message);
-  if (output != "table" && output != "json") {
-    return fail("--output: must be table or json, got \"" + output + "\"");
-  }
+  if (auto r = checkOutput(output); !r.ok()) return fail(r.error().message);
 
-  config::Configuration cfg = config::defaultConfiguration();
-  if (!configPath.empty()) {
-    auto text = readFile(configPath);
-    if (!text.ok()) return fail(text.error().message);
-    auto parsedConfig =
-        config::parseConfiguration(*text, configPath, plugins::makeInTreeRegistry());
-    if (!parsedConfig.ok()) return fail(parsedConfig.error().message);
-    cfg = std::move(*parsedConfig);
-  }
+  auto loaded = loadConfiguration(configPath);
+  if (!loaded.ok()) return fail(loaded.error().message);
+  const config::Configuration& cfg = *loaded;
   // As `berth run`: the flag wins over the file's clientConnection block.
   if (kubeconfig.empty()) kubeconfig = cfg.clientConnection.kubeconfig;
   auto restConfig = loadClientConfig(kubeconfig, context);
@@ -295,7 +276,7 @@ int explainCommand(const std::vector<std::string>& args) {
   }
   auto pod = api::decodePod(*object);
   if (!pod.ok()) return fail(pod.error().message);
-  if (!pod->spec.nodeName.empty() || finished(*pod)) return printWithoutScheduling(*pod, output);
+  if (api::isAssigned(*pod) || api::isTerminal(*pod)) return printWithoutScheduling(*pod, output);
 
   std::string profileNote;
   const bool served = std::any_of(cfg.profiles.begin(), cfg.profiles.end(), [&](const auto& p) {

@@ -66,7 +66,7 @@ int simulateCommand(const std::vector<std::string>& args) {
                   "'kubectl get nodes,pods -A -o json|yaml' (required)");
   flags.addString("config", &configPath,
                   "The path to a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)");
-  flags.addString("output", &output, "Output format: table or json");
+  addOutputFlag(flags, &output);
   flags.addBool("explain", &explain,
                 "Show, for every pod, each node's verdict: rejection reasons, or plugin scores "
                 "(normalized, before weights) and the weighted total");
@@ -84,31 +84,22 @@ int simulateCommand(const std::vector<std::string>& args) {
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
   if (cluster.empty()) return fail("required flag \"cluster\" not set");
-  if (output != "table" && output != "json") {
-    return fail("--output: must be table or json, got \"" + output + "\"");
-  }
+  if (auto r = checkOutput(output); !r.ok()) return fail(r.error().message);
   if (allPending && flags.changed("scheduler-name")) {
     return fail("--all-pending and --scheduler-name cannot be used together");
   }
 
-  config::Configuration cfg = config::defaultConfiguration();
-  if (!configPath.empty()) {
-    auto text = readFile(configPath);
-    if (!text.ok()) return fail(text.error().message);
-    auto parsedConfig =
-        config::parseConfiguration(*text, configPath, plugins::makeInTreeRegistry());
-    if (!parsedConfig.ok()) return fail(parsedConfig.error().message);
-    cfg = std::move(*parsedConfig);
-  }
+  auto cfg = loadConfiguration(configPath);
+  if (!cfg.ok()) return fail(cfg.error().message);
   auto text = readFile(cluster);
   if (!text.ok()) return fail(text.error().message);
   auto objects = api::decodeObjects(*text);
   if (!objects.ok()) return fail(cluster + ": " + objects.error().message);
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  util::Parallelizer parallelizer(std::min(cfg.parallelism, cores));
+  util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));
   simulate::Options options{schedulerName, allPending, explain, seed};
-  auto report = simulate::run(*objects, cfg, options, parallelizer);
+  auto report = simulate::run(*objects, *cfg, options, parallelizer);
   if (!report.ok()) return fail(report.error().message);
   if (output == "json") {
     std::cout << simulate::toJson(*report, explain).dump(2) << "\n";

@@ -5,14 +5,13 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdlib>
 #include <iostream>
-#include <mutex>
-#include <thread>
 
 #include "cmd/berth/common.h"
 #include "cmd/berth/flags.h"
+#include "cmd/berth/leader_gate.h"
+#include "cmd/berth/rest_adapters.h"
 #include "pkg/client/rest.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/leaderelection/lease_client.h"
@@ -45,17 +44,12 @@ std::string hostname() {
 
 }  // namespace
 
-util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
-                                        std::optional<int>* exitCode) {
+util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
   RunSettings s;
   std::string logFormat = "text";
   int64_t burst = 100;
   FlagSet flags;
-  flags.addString("kubeconfig", &s.kubeconfig,
-                  "Path to a kubeconfig file; without it berth uses the pod's service account "
-                  "(in-cluster configuration)");
-  flags.addString("context", &s.context,
-                  "The kubeconfig context to use (default: current-context)");
+  addClientFlags(flags, &s.kubeconfig, &s.context);
   flags.addString("config", &s.configPath,
                   "The path to the configuration file (KubeSchedulerConfiguration, "
                   "kubescheduler.config.k8s.io/v1)");
@@ -106,10 +100,7 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
                     "The duration the clients should wait between attempting acquisition and "
                     "renewal of a leadership");
   const CommandLine cli = flags.parseCommandLine(args, kRunHelp, /*maxArgs=*/0);
-  if (cli.exitCode) {
-    *exitCode = cli.exitCode;
-    return s;
-  }
+  if (cli.exitCode) return RunFlags{cli.exitCode, std::move(s)};
   auto format = log::parseFormat(logFormat);
   if (!format.ok()) return format.error();
   s.logFormat = *format;
@@ -124,13 +115,10 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
         "--tls-cert-file and --tls-private-key-file must be given together");
   }
 
-  s.config = config::defaultConfiguration();
+  auto cfg = loadConfiguration(s.configPath);
+  if (!cfg.ok()) return cfg.error();
+  s.config = std::move(*cfg);
   if (!s.configPath.empty()) {
-    auto text = readFile(s.configPath);
-    if (!text.ok()) return text.error();
-    auto cfg = config::parseConfiguration(*text, s.configPath, plugins::makeInTreeRegistry());
-    if (!cfg.ok()) return cfg.error();
-    s.config = std::move(*cfg);
     if (flags.changed("scheduler-name")) {
       return util::invalidArgument(
           "--scheduler-name cannot be combined with --config: set profiles[].schedulerName");
@@ -156,7 +144,7 @@ util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
     return util::invalidArgument("--leader-elect-resource-lock: \"" + le.resourceLock +
                                  "\" is not supported: berth locks with \"leases\"");
   }
-  return s;
+  return RunFlags{std::nullopt, std::move(s)};
 }
 
 namespace {
@@ -223,12 +211,15 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   auto restClient = client::RestClient::create(restConfig, restOptions);
   if (!restClient.ok()) return fail(restClient.error().message);
 
+  RestClusterApi clusterApi(**restClient);
   scheduler::SchedulerOptions options;
   options.config = settings.config;
   options.hostname = hostname();
   options.observer = settings.observer;
   options.metrics = &metrics;
-  auto sched = scheduler::Scheduler::create(**restClient, std::move(options));
+  options.eventsApi = discoverEventsApi(**restClient);
+  auto sched =
+      scheduler::Scheduler::create(clusterApi, informerFeeds(**restClient), std::move(options));
   if (!sched.ok()) return fail(sched.error().message);
 
   // Leader election has its own client: renewals must not queue behind scheduling traffic in the
@@ -238,10 +229,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   std::unique_ptr<leaderelection::RestLeaseClient> leaseClient;
   util::RealClock clock;
   std::unique_ptr<leaderelection::LeaderElector> elector;
-  std::mutex electionMu;
-  std::condition_variable_any electionCv;
-  bool leading = false;         // guarded by electionMu
-  std::stop_source leaderStop;  // requested when leadership is lost
+  LeaderGate gate(stop);
   if (le.leaderElect) {
     client::RestOptions leaseOptions = restOptions;
     // client-go's NewFromKubeconfig: half the renew deadline, at least a second, so that an
@@ -254,18 +242,8 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     leaseRest = std::move(*created);
     leaseClient = std::make_unique<leaderelection::RestLeaseClient>(*leaseRest);
     leaderelection::Callbacks callbacks;
-    callbacks.onStartedLeading = [&] {
-      {
-        std::lock_guard lock(electionMu);
-        leading = true;
-      }
-      electionCv.notify_all();
-    };
-    callbacks.onStoppedLeading = [&leaderStop, &electionCv, stop] {
-      if (stop.stop_requested()) return;  // we are shutting down and let go ourselves
-      leaderStop.request_stop();
-      electionCv.notify_all();
-    };
+    callbacks.onStartedLeading = [&gate] { gate.startedLeading(); };
+    callbacks.onStoppedLeading = [&gate] { gate.stoppedLeading(); };
     auto made = leaderelection::LeaderElector::create(*leaseClient, clock, electionConfig(le),
                                                       std::move(callbacks));
     if (!made.ok()) return fail("leader election: " + made.error().message);
@@ -295,29 +273,14 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     log::info(0, "Attempting to acquire leader lease",
               {{"lease", le.resourceNamespace + "/" + le.resourceName},
                {"identity", elector->config().identity}});
-    std::stop_source electorStop;
-    std::jthread election([&] { elector->run(electorStop.get_token()); });
-    bool lead = false;
-    {
-      std::unique_lock lock(electionMu);
-      lead = electionCv.wait(lock, stop, [&] { return leading || leaderStop.stop_requested(); });
-    }
-    if (lead && !leaderStop.stop_requested()) {
-      log::info(0, "Started leading: scheduling");
-      std::stop_source schedulerStop;
-      std::stop_callback onStop(stop, [&schedulerStop] { schedulerStop.request_stop(); });
-      std::stop_callback onLost(leaderStop.get_token(), [] {
-        // kube-scheduler exits at once: a replica that may no longer hold the lease must not send
-        // one more Binding, and the restart gives it a clean cache.
-        log::error("lease not renewed within the renew deadline", "leaderelection lost");
-        std::_Exit(1);
-      });
-      (*sched)->run(schedulerStop.get_token());
-    }
-    // Finished our bindings (or never led): hand the lease back so a standby takes over now.
-    electorStop.request_stop();
-    election.join();
-    if (leaderStop.stop_requested()) code = 1;
+    code = gate.run(
+        [&](std::stop_token t) { elector->run(t); }, [&](std::stop_token t) { (*sched)->run(t); },
+        [] {
+          // kube-scheduler exits at once: a replica that may no longer hold the lease
+          // must not send one more Binding, and the restart gives it a clean cache.
+          log::error("lease not renewed within the renew deadline", "leaderelection lost");
+          std::_Exit(1);
+        });
   }
   (*sched)->stopInformers();
   (*server)->stop();
@@ -327,14 +290,14 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
 
 int runCommand(const std::vector<std::string>& args) {
   std::stop_source stop = stopOnSignals();
-  std::optional<int> exitCode;
-  auto settings = parseRunFlags(args, &exitCode);
-  if (exitCode) return *exitCode;
-  if (!settings.ok()) return fail(settings.error().message);
-  log::configure(settings->logFormat, static_cast<int>(settings->verbosity));
-  auto restConfig = loadClientConfig(settings->kubeconfig, settings->context);
+  auto parsed = parseRunFlags(args);
+  if (!parsed.ok()) return fail(parsed.error().message);
+  if (parsed->exitCode) return *parsed->exitCode;
+  const RunSettings& settings = parsed->settings;
+  log::configure(settings.logFormat, static_cast<int>(settings.verbosity));
+  auto restConfig = loadClientConfig(settings.kubeconfig, settings.context);
   if (!restConfig.ok()) return fail(restConfig.error().message);
-  return runDaemon(*settings, std::move(*restConfig), stop.get_token());
+  return runDaemon(settings, std::move(*restConfig), stop.get_token());
 }
 
 }  // namespace berth::cmd

@@ -33,11 +33,15 @@ struct RunSettings {
   scheduler::Observer* observer = nullptr;  // berth demo prints placements through it
 };
 
-// Parses `berth run` flags and the configuration file. When the command line ends the command
-// (--help printed, or a flag error reported: FlagSet::parseCommandLine), sets *exitCode and
-// returns default settings.
-util::Result<RunSettings> parseRunFlags(const std::vector<std::string>& args,
-                                        std::optional<int>* exitCode);
+// `berth run`'s command line: the settings to run with, or the exit code when the command line
+// ends the command (--help printed, or a flag error reported: FlagSet::parseCommandLine).
+struct RunFlags {
+  std::optional<int> exitCode;
+  RunSettings settings;
+};
+
+// Parses `berth run` flags and the configuration file.
+util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args);
 
 // Runs the daemon against the API server `restConfig` names until `stop`; returns the exit code.
 int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::stop_token stop);

@@ -217,4 +217,16 @@ inline std::string podKey(const Pod& pod) {
   return pod.metadata.namespace_ + "/" + pod.metadata.name;
 }
 
+// A pod that has finished (Succeeded or Failed) holds no resources and is never scheduled again.
+inline bool isTerminal(const Pod& pod) {
+  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
+}
+
+// A pod with spec.nodeName set (by any scheduler, or by hand) is bound: only the cache counts it.
+inline bool isAssigned(const Pod& pod) { return !pod.spec.nodeName.empty(); }
+
+// kube-scheduler's pod informer leaves terminal pods out: their end arrives as a delete.
+inline constexpr const char* kNonTerminalPodsSelector =
+    "status.phase!=Succeeded,status.phase!=Failed";
+
 }  // namespace berth::api

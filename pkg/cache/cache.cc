@@ -15,10 +15,6 @@ std::string keyOf(const api::Pod& pod) {
 // "<uid>(<namespace>/<name>)", as upstream's "pod %v(%v)" messages print key and object.
 std::string describe(const api::Pod& pod) { return keyOf(pod) + "(" + api::podKey(pod) + ")"; }
 
-bool isTerminal(const api::Pod& pod) {
-  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-}
-
 }  // namespace
 
 bool isKubeletAdmissionRejection(std::string_view reason) {
@@ -154,7 +150,7 @@ util::Result<void> Cache::addPod(api::PodPtr pod) {
   }
   std::string key = keyOf(*pod);
   std::lock_guard lock(mu_);
-  if (isTerminal(*pod)) {
+  if (api::isTerminal(*pod)) {
     dropTerminalLocked(*pod);
     return {};
   }
@@ -175,7 +171,7 @@ util::Result<void> Cache::removePod(const api::Pod& pod) {
   std::lock_guard lock(mu_);
   if (!pods_.contains(key)) {
     // A pod that ended was dropped when it did; its deletion has nothing left to free.
-    if (isTerminal(pod)) return {};
+    if (api::isTerminal(pod)) return {};
     return util::Error{
         util::ErrorCode::NotFound,
         "pod " + describe(pod) + " is not found in scheduler cache, so cannot be removed from it"};

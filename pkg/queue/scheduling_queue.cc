@@ -11,8 +11,6 @@ namespace {
 
 std::string keyOf(const api::Pod& pod) { return api::podKey(pod); }
 
-bool isAssigned(const api::Pod& pod) { return !pod.spec.nodeName.empty(); }
-
 const nlohmann::json& field(const nlohmann::json& object, const char* name) {
   static const nlohmann::json kNull;
   auto it = object.find(name);
@@ -67,7 +65,7 @@ SchedulingQueue::SchedulingQueue(Less less, util::Clock& clock, QueueOptions opt
 // --- Pod events ----------------------------------------------------------------------------------
 
 void SchedulingQueue::add(api::PodPtr pod) {
-  if (!pod || isAssigned(*pod)) return;
+  if (!pod || api::isAssigned(*pod)) return;
   std::lock_guard lock(mu_);
   upsertLocked(std::move(pod));
 }
@@ -75,7 +73,7 @@ void SchedulingQueue::add(api::PodPtr pod) {
 void SchedulingQueue::update(api::PodPtr newPod) {
   if (!newPod) return;
   std::lock_guard lock(mu_);
-  if (isAssigned(*newPod)) {
+  if (api::isAssigned(*newPod)) {
     removeLocked(keyOf(*newPod));
   } else {
     upsertLocked(std::move(newPod));

@@ -1,11 +1,14 @@
 #pragma once
 // Scheduler: the daemon's scheduling loop, kube-scheduler's Scheduler wired from berth's parts.
 //
-//   informers ──pods/nodes──> event handlers ──bound pods, nodes──> Cache ──snapshot──┐
-//                                   └──pending pods of berth's profiles──> SchedulingQueue
-//   run(): pop ─> snapshot ─> filter/score (GenericScheduler) ─> assume in the Cache ─> Reserve
-//          └─> binding cycle on the binder pool: Bind ─> confirm, or forget and requeue
+//   feeds ──pods/nodes──> event handlers ──bound pods, nodes──> Cache ──snapshot──┐
+//                              └──pending pods of berth's profiles──> SchedulingQueue
+//   run(): pop ─> schedulingCycle: snapshot ─> filter/score (GenericScheduler) ─> assume ─> Reserve
+//          └─> bindingCycle on the binder pool: Bind ─> confirm, or undoAssume and requeue
 //   a pod that fits nowhere: FailedScheduling event, PodScheduled=False, unschedulable queue
+//
+// The files follow upstream's: event_handlers.cc routes feed notifications, schedule_one.cc holds
+// the two cycles and the failure handler, this file's .cc builds the scheduler and runs it.
 //
 // Pods whose spec.nodeName is set (by anyone) only count in the cache; berth writes nothing about
 // pods of other schedulers. Exactly one Binding is sent per decision: when its answer is lost or a
@@ -13,31 +16,28 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
-#include <deque>
-#include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
+#include <optional>
 #include <random>
+#include <set>
 #include <stop_token>
 #include <string>
-#include <thread>
-#include <vector>
+#include <string_view>
 
 #include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/api/types.h"
 #include "pkg/cache/cache.h"
-#include "pkg/client/rest.h"
 #include "pkg/config/config.h"
 #include "pkg/events/recorder.h"
 #include "pkg/framework/runtime/framework.h"
-#include "pkg/informer/informer.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/queue/scheduling_queue.h"
-#include "pkg/scheduler/api_writes.h"
+#include "pkg/scheduler/cluster_api.h"
+#include "pkg/scheduler/feeds.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/parallel.h"
+#include "pkg/util/worker_pool.h"
 
 namespace berth::scheduler {
 
@@ -60,7 +60,8 @@ struct SchedulerOptions {
   config::Configuration config;
   std::string hostname = "localhost";  // reportingInstance is "<scheduler name>-<hostname>"
   size_t bindConcurrency = 16;         // bindings (and status writes) in flight at once
-  util::Clock* clock = nullptr;        // default: the real clock
+  events::Api eventsApi = events::Api::EventsV1;  // the events API the server serves
+  util::Clock* clock = nullptr;                   // default: the real clock
   Observer* observer = nullptr;
   // When set, the scheduler records kube-scheduler's metrics into it and serves it its state
   // (queues, cache, bindings in flight) at scrape time. Must outlive the scheduler.
@@ -72,24 +73,24 @@ struct SchedulerOptions {
 
 class Scheduler {
  public:
-  // Builds a framework per profile (errors name the profile and field). `client` must outlive it.
-  static util::Result<std::unique_ptr<Scheduler>> create(client::RestClient& client,
+  // Builds a framework per profile (errors name the profile and field). `api` must outlive it.
+  static util::Result<std::unique_ptr<Scheduler>> create(ClusterApi& api, Feeds feeds,
                                                          SchedulerOptions options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
 
-  // Starts the pod and node informers; they may warm up before this replica leads.
+  // Starts the pod and node feeds; they may warm up before this replica leads.
   void startInformers();
-  // True once both informers delivered their first list (readyz).
+  // True once both feeds delivered their first list (readyz).
   bool hasSynced() const;
   bool waitForCacheSync(std::chrono::milliseconds timeout) const;
 
   // Schedules until `stop` is requested, then stops taking pods, finishes the bindings in flight
-  // and returns. Waits for the informers' first lists first.
+  // and returns. Waits for the feeds' first lists first.
   void run(std::stop_token stop);
 
-  // Stops the informers (after run() returned).
+  // Stops the feeds (after run() returned).
   void stopInformers();
 
   queue::PendingPods pendingPods() const { return queue_->pendingPods(); }
@@ -104,12 +105,31 @@ class Scheduler {
     std::unique_ptr<events::Recorder> recorder;
   };
   struct Attempt;  // one pod's way from pop to bound or requeued
+  // Why a scheduling cycle placed no pod: the attempt's result and what handleFailure writes.
+  struct Failure {
+    std::string_view result;  // "unschedulable" or "error"
+    framework::Code code = framework::Code::Error;
+    std::string reason;  // of PodScheduled=False: Unschedulable or SchedulerError
+    std::string message;
+    std::set<std::string> unschedulablePlugins;
+    util::Duration took{};
+  };
 
-  Scheduler(client::RestClient& client, SchedulerOptions options);
+  Scheduler(ClusterApi& api, Feeds feeds, SchedulerOptions options);
+
+  // event_handlers.cc
   void addEventHandlers();
+  Profile* profileFor(const api::Pod& pod);
+  bool responsibleFor(const api::Pod& pod) const;
+
+  // schedule_one.cc
   void scheduleOne(const queue::QueuedPod& queued);
+  util::Result<std::shared_ptr<Attempt>, Failure> schedulingCycle(const queue::QueuedPod& queued,
+                                                                  Profile& profile);
   void bindingCycle(const std::shared_ptr<Attempt>& attempt);
   void confirmBound(const Attempt& attempt);
+  // The one undo of an assumed pod: Unreserve, then forget it so its node's resources are free.
+  void undoAssume(Attempt& attempt);
   // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:
   // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
   void handleFailure(const queue::QueuedPod& queued, const Profile& profile, framework::Code code,
@@ -119,37 +139,23 @@ class Scheduler {
                  util::Duration took);
   void extensionPoint(std::string_view point, framework::Code code, const std::string& profile,
                       util::MonotonicTime start);
-  Profile* profileFor(const api::Pod& pod);
-  bool responsibleFor(const api::Pod& pod) const;
-  // Runs `task` on the binder pool (bounded by bindConcurrency).
-  void submit(std::function<void()> task);
-  void binderLoop();
+
   void timerLoop(std::stop_token stop);
 
-  client::RestClient& client_;
+  ClusterApi& api_;
+  Feeds feeds_;
   SchedulerOptions options_;
   util::Clock& clock_;
-  RestBinder binder_;
-  RestEventSink eventSink_;
   std::map<std::string, Profile> profiles_;  // by scheduler name
   util::Parallelizer parallelizer_;
   algorithm::GenericScheduler algorithm_;
   cache::Cache cache_;
   std::unique_ptr<queue::SchedulingQueue> queue_;
   framework::Snapshot snapshot_;  // the scheduling thread's own
-  std::minstd_rand sampler_;      // the scheduling thread's own
-
-  std::unique_ptr<informer::Informer<api::Pod>> pods_;
-  std::unique_ptr<informer::Informer<api::Node>> nodes_;
-
-  std::mutex poolMu_;
-  std::condition_variable poolCv_;     // a task was queued, or the pool stops
-  std::condition_variable drainedCv_;  // no task queued or running
-  std::deque<std::function<void()>> tasks_;
-  size_t running_ = 0;
-  bool poolStopping_ = false;
-  std::atomic<int64_t> bindingsInFlight_{0};
-  std::vector<std::thread> binders_;
+  std::minstd_rand sampler_;      // the scheduling thread's own; seeded from options.seed
+  std::atomic<int64_t> bindings_in_flight_{0};
+  // Last member: destroyed first, so queued bindings finish while everything they use is alive.
+  util::WorkerPool binders_;
 };
 
 }  // namespace berth::scheduler

@@ -14,10 +14,6 @@ namespace {
 
 using framework::runtime::Framework;
 
-bool finished(const api::Pod& pod) {
-  return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";
-}
-
 // Explains every node of the snapshot for one decision, in snapshot order.
 std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
                                      const algorithm::ScheduleOutcome& out) {
@@ -74,7 +70,7 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
   std::vector<framework::PodInfoPtr> bound;
   std::vector<framework::QueuedPodInfo> pending;
   for (const auto& pod : objects.pods) {
-    if (finished(*pod)) continue;
+    if (api::isTerminal(*pod)) continue;
     if (!pod->spec.nodeName.empty()) {
       bound.push_back(framework::makePodInfo(pod));
     } else if (options.allPending || pod->spec.schedulerName == options.schedulerName) {

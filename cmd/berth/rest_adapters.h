@@ -1,0 +1,54 @@
+#pragma once
+// The daemon's adapters from the scheduler's interfaces onto the API server: ClusterApi over
+// client::RestClient (the Binding of a scheduling decision, the PodScheduled=False condition,
+// Events, the read-back of a pod) and the pod and node Feeds over informers.
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "pkg/api/types.h"
+#include "pkg/client/rest.h"
+#include "pkg/events/recorder.h"
+#include "pkg/scheduler/cluster_api.h"
+#include "pkg/scheduler/feeds.h"
+
+namespace berth::cmd {
+
+// Binds by POSTing exactly one v1 Binding per call (the client never retries a POST). A failure
+// comes back as an Error status carrying the server's message.
+class RestClusterApi final : public scheduler::ClusterApi {
+ public:
+  explicit RestClusterApi(client::RestClient& client) : client_(client) {}
+
+  // framework::PodBinder
+  framework::Status bind(const api::Pod& pod, const std::string& node) override;
+
+  // events::Sink
+  Outcome create(events::Api api, const std::string& ns, const nlohmann::json& event) override;
+  Outcome patch(events::Api api, const std::string& ns, const std::string& name,
+                const nlohmann::json& patch) override;
+
+  // scheduler::ClusterApi
+  util::Result<std::optional<api::Pod>> getPod(const std::string& ns,
+                                               const std::string& name) override;
+  util::Result<void> patchPodStatus(const std::string& ns, const std::string& name,
+                                    const nlohmann::json& patch) override;
+  util::Result<void> deletePod(const std::string& ns, const std::string& name,
+                               const std::string& uid) override;
+
+ private:
+  client::RestClient& client_;
+};
+
+// The v1 Binding kube-scheduler's DefaultBinder sends: the pod's name and uid, target the node.
+nlohmann::json bindingFor(const api::Pod& pod, const std::string& node);
+
+// events.k8s.io/v1 when the server serves it, else core/v1 (client-go's EventBroadcasterAdapter
+// asks discovery the same question).
+events::Api discoverEventsApi(client::RestClient& client);
+
+// Informers on every non-terminal pod and every node, as kube-scheduler's.
+scheduler::Feeds informerFeeds(client::RestClient& client);
+
+}  // namespace berth::cmd

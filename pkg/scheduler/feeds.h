@@ -1,0 +1,45 @@
+#pragma once
+// Feed: a watched collection of pods or nodes, as the scheduler consumes it. The daemon feeds it
+// from informers (cmd/berth/rest_adapters.h); tests add, update and delete objects by hand.
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "pkg/api/types.h"
+
+namespace berth::scheduler {
+
+template <typename T>
+struct FeedHandlers {
+  using Ptr = std::shared_ptr<const T>;
+  std::function<void(const Ptr&)> onAdd;
+  std::function<void(const Ptr& oldObj, const Ptr& newObj)> onUpdate;
+  std::function<void(const Ptr&)> onDelete;
+};
+
+template <typename T>
+class Feed {
+ public:
+  using Ptr = std::shared_ptr<const T>;
+  virtual ~Feed() = default;
+
+  // Handlers are added before start(); they run on the feed's own thread, one change at a time.
+  virtual void addEventHandlers(FeedHandlers<T> handlers) = 0;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  // True once the first full list was delivered to the handlers.
+  virtual bool hasSynced() const = 0;
+  virtual bool waitForSync(std::chrono::steady_clock::duration timeout) const = 0;
+  // The latest copy of the object with key "namespace/name" (or "name"), or null.
+  virtual Ptr get(const std::string& key) const = 0;
+};
+
+// The scheduler's inputs: every non-terminal pod and every node.
+struct Feeds {
+  std::unique_ptr<Feed<api::Pod>> pods;
+  std::unique_ptr<Feed<api::Node>> nodes;
+};
+
+}  // namespace berth::scheduler

@@ -1,0 +1,333 @@
+// Whole scheduling cycles through the real Scheduler, with in-memory feeds, an in-memory API and a
+// FakeClock: no HTTP, no informer.
+
+#include "pkg/scheduler/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tests/support/berth_process.h"
+#include "tests/support/eventually.h"
+#include "tests/support/builders.h"
+
+namespace berth::scheduler {
+namespace {
+
+using test::eventually;
+using test::MakeNode;
+using test::MakePod;
+
+template <typename T>
+class FakeFeed final : public Feed<T> {
+ public:
+  using Ptr = typename Feed<T>::Ptr;
+
+  void add(Ptr object) {
+    std::lock_guard lock(mu_);
+    objects_[keyOf(*object)] = object;
+    for (auto& h : handlers_) h.onAdd(object);
+  }
+  void update(Ptr object) {
+    std::lock_guard lock(mu_);
+    Ptr old = objects_[keyOf(*object)];
+    objects_[keyOf(*object)] = object;
+    for (auto& h : handlers_) h.onUpdate(old, object);
+  }
+
+  // Feed
+  void addEventHandlers(FeedHandlers<T> handlers) override {
+    handlers_.push_back(std::move(handlers));
+  }
+  void start() override {}
+  void stop() override {}
+  bool hasSynced() const override { return true; }
+  bool waitForSync(std::chrono::steady_clock::duration) const override { return true; }
+  Ptr get(const std::string& key) const override {
+    std::lock_guard lock(mu_);
+    auto it = objects_.find(key);
+    return it == objects_.end() ? nullptr : it->second;
+  }
+
+ private:
+  static std::string keyOf(const T& object) {
+    return object.metadata.namespace_.empty()
+               ? object.metadata.name
+               : object.metadata.namespace_ + "/" + object.metadata.name;
+  }
+
+  mutable std::mutex mu_;
+  std::map<std::string, Ptr> objects_;
+  std::vector<FeedHandlers<T>> handlers_;
+};
+
+// Records every write; bind answers with `onBind` (default: success), reads back with `onGet`.
+class FakeClusterApi final : public ClusterApi {
+ public:
+  struct Event {
+    std::string reason;
+    std::string note;
+  };
+
+  std::function<framework::Status(const api::Pod&, const std::string&)> onBind;
+  std::function<util::Result<std::optional<api::Pod>>(const std::string&)> onGet;
+
+  framework::Status bind(const api::Pod& pod, const std::string& node) override {
+    {
+      std::lock_guard lock(mu_);
+      binds_.emplace_back(api::podKey(pod), node);
+    }
+    return onBind ? onBind(pod, node) : framework::Status();
+  }
+  Outcome create(events::Api, const std::string&, const nlohmann::json& event) override {
+    std::lock_guard lock(mu_);
+    events_.push_back({event.value("reason", ""), event.value("note", "")});
+    return Outcome::Ok;
+  }
+  Outcome patch(events::Api, const std::string&, const std::string&,
+                const nlohmann::json&) override {
+    return Outcome::Ok;
+  }
+  util::Result<std::optional<api::Pod>> getPod(const std::string& ns,
+                                               const std::string& name) override {
+    if (onGet) return onGet(ns + "/" + name);
+    return util::Error{util::ErrorCode::Unavailable, "no answer"};
+  }
+  util::Result<void> patchPodStatus(const std::string& ns, const std::string& name,
+                                    const nlohmann::json& patch) override {
+    std::lock_guard lock(mu_);
+    statusPatches_.emplace_back(ns + "/" + name, patch);
+    return {};
+  }
+  util::Result<void> deletePod(const std::string&, const std::string&,
+                               const std::string&) override {
+    return {};
+  }
+
+  std::vector<std::pair<std::string, std::string>> binds() const {
+    std::lock_guard lock(mu_);
+    return binds_;
+  }
+  std::vector<Event> events() const {
+    std::lock_guard lock(mu_);
+    return events_;
+  }
+  std::vector<std::pair<std::string, nlohmann::json>> statusPatches() const {
+    std::lock_guard lock(mu_);
+    return statusPatches_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<std::pair<std::string, std::string>> binds_;
+  std::vector<Event> events_;
+  std::vector<std::pair<std::string, nlohmann::json>> statusPatches_;
+};
+
+class CountingObserver final : public Observer {
+ public:
+  void bound(const api::Pod& pod, const std::string& node, const queue::QueuedPod&) override {
+    std::lock_guard lock(mu_);
+    bound_[api::podKey(pod)].push_back(node);
+  }
+  std::map<std::string, std::vector<std::string>> bound() const {
+    std::lock_guard lock(mu_);
+    return bound_;
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::vector<std::string>> bound_;
+};
+
+class SchedulerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto pods = std::make_unique<FakeFeed<api::Pod>>();
+    auto nodes = std::make_unique<FakeFeed<api::Node>>();
+    pods_ = pods.get();
+    nodes_ = nodes.get();
+    SchedulerOptions options;
+    options.config = config::defaultConfiguration();
+    options.clock = &clock_;
+    options.observer = &observer_;
+    options.bindConcurrency = 4;
+    options.seed = 1;
+    auto made = Scheduler::create(api_, Feeds{std::move(pods), std::move(nodes)}, options);
+    ASSERT_TRUE(made.ok()) << made.error().message;
+    scheduler_ = std::move(*made);
+  }
+
+  void TearDown() override { stop(); }
+
+  void start() {
+    runner_ = std::jthread([this](std::stop_token stop) { scheduler_->run(stop); });
+  }
+  void stop() {
+    if (runner_.joinable()) {
+      runner_.request_stop();
+      runner_.join();
+    }
+  }
+
+  static api::PodPtr pendingPod(const std::string& name, const std::string& cpu = "1") {
+    return MakePod()
+        .name(name)
+        .ns("default")
+        .uid("uid-" + name)
+        .schedulerName(std::string(config::kDefaultSchedulerName))
+        .req({{"cpu", cpu}})
+        .obj();
+  }
+
+  bool hasEvent(const std::string& reason) const {
+    for (const auto& e : api_.events()) {
+      if (e.reason == reason) return true;
+    }
+    return false;
+  }
+
+  util::FakeClock clock_;
+  FakeClusterApi api_;
+  CountingObserver observer_;
+  FakeFeed<api::Pod>* pods_ = nullptr;
+  FakeFeed<api::Node>* nodes_ = nullptr;
+  std::unique_ptr<Scheduler> scheduler_;
+  std::jthread runner_;
+};
+
+TEST_F(SchedulerTest, BindsAPodThatFitsAndRecordsScheduled) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  pods_->add(pendingPod("web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return hasEvent("Scheduled"); }));
+  const auto binds = api_.binds();
+  ASSERT_EQ(binds.size(), 1u);
+  EXPECT_EQ(binds[0], std::make_pair(std::string("default/web"), std::string("n1")));
+  for (const auto& e : api_.events()) {
+    if (e.reason == "Scheduled") {
+      EXPECT_EQ(e.note, "Successfully assigned default/web to n1");
+    }
+  }
+  EXPECT_EQ(scheduler_->cacheSize().assumedPods, 1u);  // until the feed shows it bound
+  EXPECT_TRUE(api_.statusPatches().empty());
+}
+
+TEST_F(SchedulerTest, UnschedulablePodGetsFailedSchedulingAndPodScheduledFalse) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "1"}, {"pods", "10"}}).obj());
+  pods_->add(pendingPod("big", "2"));
+  start();
+  ASSERT_TRUE(eventually([&] { return !api_.statusPatches().empty(); }));
+  ASSERT_TRUE(eventually([&] { return hasEvent("FailedScheduling"); }));
+  const std::string message = "0/1 nodes are available: 1 Insufficient cpu.";
+  for (const auto& e : api_.events()) {
+    if (e.reason == "FailedScheduling") {
+      EXPECT_EQ(e.note, message);
+    }
+  }
+  const auto patches = api_.statusPatches();
+  ASSERT_EQ(patches.size(), 1u);
+  EXPECT_EQ(patches[0].first, "default/big");
+  const nlohmann::json& condition = patches[0].second["status"]["conditions"][0];
+  EXPECT_EQ(condition["type"], "PodScheduled");
+  EXPECT_EQ(condition["status"], "False");
+  EXPECT_EQ(condition["reason"], "Unschedulable");
+  EXPECT_EQ(condition["message"], message);
+  EXPECT_TRUE(api_.binds().empty());
+  EXPECT_EQ(scheduler_->pendingPods().unschedulable, 1u);
+}
+
+TEST_F(SchedulerTest, BindFailureForgetsThePodAndRequeuesItWithBackoff) {
+  api_.onBind = [](const api::Pod&, const std::string&) {
+    return framework::Status::error("Internal error occurred: etcd timeout (500)");
+  };
+  api_.onGet = [&](const std::string& key) -> util::Result<std::optional<api::Pod>> {
+    return std::optional<api::Pod>(*pods_->get(key));  // still pending
+  };
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  pods_->add(pendingPod("web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return scheduler_->pendingPods().backoff == 1; }));
+  EXPECT_EQ(api_.binds().size(), 1u);  // one Binding per decision
+  EXPECT_EQ(scheduler_->cacheSize().assumedPods, 0u);
+  EXPECT_EQ(scheduler_->cacheSize().pods, 0u);
+  ASSERT_TRUE(eventually([&] { return !api_.statusPatches().empty(); }));
+  const auto patches = api_.statusPatches();
+  const nlohmann::json& condition = patches[0].second["status"]["conditions"][0];
+  EXPECT_EQ(condition["reason"], "SchedulerError");
+  EXPECT_EQ(condition["message"],
+            "binding rejected: running Bind plugin \"DefaultBinder\": Internal error occurred: "
+            "etcd timeout (500)");
+  EXPECT_TRUE(observer_.bound().empty());
+}
+
+TEST_F(SchedulerTest, BindConflictWithAnotherBindingDropsThePod) {
+  api_.onBind = [](const api::Pod&, const std::string&) {
+    return framework::Status::error("Operation cannot be fulfilled: pod is already assigned (409)");
+  };
+  api_.onGet = [&](const std::string& key) -> util::Result<std::optional<api::Pod>> {
+    api::Pod pod = *pods_->get(key);
+    pod.spec.nodeName = "elsewhere";
+    return std::optional<api::Pod>(pod);
+  };
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  pods_->add(pendingPod("web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return !api_.binds().empty(); }));
+  stop();  // drains the binding cycle
+  EXPECT_EQ(api_.binds().size(), 1u);
+  const queue::PendingPods pending = scheduler_->pendingPods();
+  EXPECT_EQ(pending.active + pending.backoff + pending.unschedulable, 0u);
+  EXPECT_EQ(scheduler_->cacheSize().assumedPods, 0u);
+  EXPECT_TRUE(api_.statusPatches().empty());
+  EXPECT_FALSE(hasEvent("FailedScheduling"));
+  EXPECT_TRUE(observer_.bound().empty());
+}
+
+TEST_F(SchedulerTest, StopFinishesBindingsInFlightAndBindsNothingTwice) {
+  std::mutex mu;
+  std::condition_variable cv;
+  int waiting = 0;
+  bool release = false;
+  api_.onBind = [&](const api::Pod&, const std::string&) {
+    std::unique_lock lock(mu);
+    ++waiting;
+    cv.notify_all();
+    cv.wait(lock, [&] { return release; });
+    return framework::Status();
+  };
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "100"}, {"pods", "100"}}).obj());
+  const int kPods = 10;
+  for (int i = 0; i < kPods; ++i) pods_->add(pendingPod("p" + std::to_string(i)));
+  start();
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return waiting == 4; });  // every binder holds a Binding on the wire
+  }
+  runner_.request_stop();  // SIGTERM
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  runner_.join();
+
+  EXPECT_EQ(scheduler_->state().bindingsInFlight, 0);
+  std::map<std::string, int> bindsPerPod;
+  for (const auto& [pod, node] : api_.binds()) ++bindsPerPod[pod];
+  for (const auto& [pod, n] : bindsPerPod) EXPECT_EQ(n, 1) << pod;
+  const auto bound = observer_.bound();
+  // Every Binding sent was confirmed before run() returned; the rest still wait in the queue.
+  EXPECT_EQ(bound.size(), bindsPerPod.size());
+  const queue::PendingPods pending = scheduler_->pendingPods();
+  EXPECT_EQ(bound.size() + pending.active + pending.backoff + pending.unschedulable,
+            static_cast<size_t>(kPods));
+}
+
+}  // namespace
+}  // namespace berth::scheduler
