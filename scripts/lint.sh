@@ -14,6 +14,14 @@ git ls-files -z 'pkg/*.cc' 'pkg/*.h' 'cmd/*.cc' 'cmd/*.h' 'tests/*.cc' 'tests/*.
 echo "-- layers"
 scripts/check-layers.sh
 
+echo "-- member names"
+# Members are snake_case_ (conventions.md): a name ending in '_' with a capital letter is camelCase.
+if git grep -nE '\b[a-z]+[A-Z][A-Za-z0-9]*_\b' -- 'pkg/*.h' 'pkg/*.cc' 'cmd/*' 'tests/*.h' \
+    'tests/*.cc' 'bench/*' 'fuzz/*.cc'; then
+  echo "lint: members above are camelCase_; name them snake_case_" >&2
+  exit 1
+fi
+
 echo "-- cppcheck"
 cppcheck --std=c++20 --language=c++ --enable=warning,performance,portability --inline-suppr \
   --quiet -I . --suppress=missingIncludeSystem --error-exitcode=1 -j"$(nproc)" pkg cmd

@@ -121,7 +121,8 @@ json makeNode(const std::string& name, int64_t index) {
           {"status", {{"allocatable", allocatable}, {"capacity", allocatable}}}};
 }
 
-// The node churn's edits of a node's spec, named in nodeStats_ and the chaos log by nodeChangeName.
+// The node churn's edits of a node's spec, named in node_stats_ and the chaos log by
+// nodeChangeName.
 enum class NodeChange { Cordon, Uncordon, Taint, Untaint };
 constexpr const char* nodeChangeName(NodeChange change) {
   switch (change) {
@@ -485,9 +486,9 @@ class Soak {
  public:
   Soak(Options options, std::string logDir)
       : options_(std::move(options)),
-        logDir_(std::move(logDir)),
+        log_dir_(std::move(logDir)),
         rng_(options_.seed),
-        chaosLog_(logDir_ + "/chaos.log") {}
+        chaos_log_(log_dir_ + "/chaos.log") {}
 
   // Runs the soak; the summary as one JSON object.
   util::Result<json> run();
@@ -523,15 +524,15 @@ class Soak {
   // Writes `change` into the Store's node `name`, if it exists; the chaos taint is rewritten by
   // every change: kept (once, last) unless the change is Untaint.
   void setNodeSpec(const std::string& name, NodeChange change);
-  // Applies `change` to node `name`, counts it in nodeStats_ and logs it as chaos.
+  // Applies `change` to node `name`, counts it in node_stats_ and logs it as chaos.
   void changeNode(Time now, const std::string& name, NodeChange change);
   // Starts a window in which pods are not judged, until a replica next acquires the lease.
   void suspend(Time now) {
-    if (!suspended_) suspendedSince_ = now;
+    if (!suspended_) suspended_since_ = now;
     suspended_ = true;
   }
   // Ends the window in which pods are not judged: a new leadership term or a fault's end.
-  void disruptionEnded(Time at) { lastDisruptionEnd_ = std::max(lastDisruptionEnd_, at); }
+  void disruptionEnded(Time at) { last_disruption_end_ = std::max(last_disruption_end_, at); }
   void chaos(Time now, const std::string& what);
   double since(Time t) const { return secondsBetween(start_, t); }
   template <typename T>
@@ -548,9 +549,9 @@ class Soak {
   json summary(Time end);
 
   Options options_;
-  std::string logDir_;
+  std::string log_dir_;
   std::mt19937_64 rng_;
-  std::ofstream chaosLog_;
+  std::ofstream chaos_log_;
   Time start_{};
 
   apiserver::Store store_{[] {
@@ -569,47 +570,47 @@ class Soak {
 
   std::map<std::string, NodeTrack> nodes_;
   std::map<std::string, PodView> pods_;  // live pods (and pods created but not yet seen)
-  int64_t nextNodeIndex_ = 0;
-  int64_t nextPodIndex_ = 0;
+  int64_t next_node_index_ = 0;
+  int64_t next_pod_index_ = 0;
   std::map<std::string, int> bindings201_;
-  std::map<std::string, size_t> boundThrough_;  // pod -> the replica whose Binding got 201
-  std::deque<PendingCheck> pendingChecks_;
+  std::map<std::string, size_t> bound_through_;  // pod -> the replica whose Binding got 201
+  std::deque<PendingCheck> pending_checks_;
 
   // Leadership and disruptions.
   std::string holder_;
-  std::string acquireTime_;
-  Time lastDisruptionEnd_{};
+  std::string acquire_time_;
+  Time last_disruption_end_{};
   bool suspended_ = true;  // no leader yet: nothing is judged until the first term
-  Time suspendedSince_{};
-  bool leaderlessReported_ = false;
-  std::optional<Time> handoverFrom_;
-  bool handoverAfterKill_ = false;  // else after the leader lost its lease or died
-  std::optional<Time> outageUntil_;
-  bool outageRecovering_ = false;
-  Time delayedBindingsUntil_{};
+  Time suspended_since_{};
+  bool leaderless_reported_ = false;
+  std::optional<Time> handover_from_;
+  bool handover_after_kill_ = false;  // else after the leader lost its lease or died
+  std::optional<Time> outage_until_;
+  bool outage_recovering_ = false;
+  Time delayed_bindings_until_{};
 
   // Schedule.
-  Time nextCreate_{}, nextNodeEvent_{}, nextFault_{}, nextKill_{}, nextOutage_{}, nextCheck_{},
-      nextCount_{}, nextPrune_{};
+  Time next_create_{}, next_node_event_{}, next_fault_{}, next_kill_{}, next_outage_{},
+      next_check_{}, next_count_{}, next_prune_{};
 
   // Results.
   Violations violations_;
-  std::map<std::string, int64_t> podStats_, nodeStats_, faultStats_;
-  int64_t leaderChanges_ = 0, conflicts409_ = 0, bindingErrors_ = 0, staleBindings_ = 0,
-          unattributedBindings_ = 0;
-  double maxStaleSeconds_ = 0;
-  std::vector<std::string> staleExamples_;
-  Distribution handoverMs_, lostLeaseHandoverMs_, outageRecoveryMs_, timeToBindMs_;
-  Clock::duration slowestBind_{};
-  std::string slowestBindExample_;
+  std::map<std::string, int64_t> pod_stats_, node_stats_, fault_stats_;
+  int64_t leader_changes_ = 0, conflicts409_ = 0, binding_errors_ = 0, stale_bindings_ = 0,
+          unattributed_bindings_ = 0;
+  double max_stale_seconds_ = 0;
+  std::vector<std::string> stale_examples_;
+  Distribution handover_ms_, lost_lease_handover_ms_, outage_recovery_ms_, time_to_bind_ms_;
+  Clock::duration slowest_bind_{};
+  std::string slowest_bind_example_;
   json exits_ = json::array();
 };
 
 void Soak::chaos(Time now, const std::string& what) {
   std::ostringstream line;
   line << std::fixed << std::setprecision(1) << std::setw(7) << since(now) << "s " << what;
-  chaosLog_ << line.str() << "\n";
-  chaosLog_.flush();
+  chaos_log_ << line.str() << "\n";
+  chaos_log_.flush();
   if (!options_.asJson) std::cerr << line.str() << "\n";
 }
 
@@ -628,8 +629,8 @@ util::Result<void> Soak::setUp() {
     watches_.push_back({resource, ns, *watch, w.resourceVersion});
   }
   for (int64_t i = 0; i < options_.nodes; ++i) {
-    std::string name = "node-" + std::to_string(nextNodeIndex_);
-    auto created = store_.create(Resource::Nodes, "", makeNode(name, nextNodeIndex_++));
+    std::string name = "node-" + std::to_string(next_node_index_);
+    auto created = store_.create(Resource::Nodes, "", makeNode(name, next_node_index_++));
     if (!created.ok())
       return util::Error{util::ErrorCode::Internal,
                          "node " + name + ": " + created.error().message};
@@ -643,7 +644,7 @@ util::Result<void> Soak::setUp() {
       return util::Error{util::ErrorCode::Unavailable,
                          "replica " + std::to_string(i) + " server: " + server.error().message};
     r.server = std::move(*server);
-    r.kubeconfig = logDir_ + "/replica-" + std::to_string(i) + ".kubeconfig";
+    r.kubeconfig = log_dir_ + "/replica-" + std::to_string(i) + ".kubeconfig";
     auto written = test::writeKubeconfig(r.kubeconfig, r.server->url());
     if (!written.ok()) return written.error();
   }
@@ -654,7 +655,7 @@ util::Result<void> Soak::spawnReplica(size_t index, Time now) {
   Replica& r = replicas_[index];
   ++r.incarnation;
   const std::string log =
-      logDir_ + "/replica-" + std::to_string(index) + "-" + std::to_string(r.incarnation) + ".log";
+      log_dir_ + "/replica-" + std::to_string(index) + "-" + std::to_string(r.incarnation) + ".log";
   std::vector<std::string> args = {"run", "--kubeconfig",   r.kubeconfig, "--v",
                                    "2",   "--bind-address", "127.0.0.1",  "--port",
                                    "0"};
@@ -761,21 +762,21 @@ void Soak::onPod(const apiserver::WatchEvent& event, Time now) {
       track.usedNow -= pod.request;
       track.used.set(now, track.usedNow);
     }
-    ++podStats_[pod.boundAt ? "deleted_bound" : "deleted_pending"];
+    ++pod_stats_[pod.boundAt ? "deleted_bound" : "deleted_pending"];
     pods_.erase(it);
     return;
   }
   if (!nodeName.empty() && !pod.boundAt) {
-    pendingChecks_.push_back({name, pod, nodeName, now});
+    pending_checks_.push_back({name, pod, nodeName, now});
     pod.boundAt = now;
     pod.node = nodeName;
     NodeTrack& track = nodes_[nodeName];
     track.usedNow += pod.request;
     track.used.set(now, track.usedNow);
-    ++podStats_["bound"];
-    timeToBindMs_.values.push_back(static_cast<double>(msBetween(pod.created, now)));
-    if (now - pod.created > slowestBind_) {
-      slowestBind_ = now - pod.created;
+    ++pod_stats_["bound"];
+    time_to_bind_ms_.values.push_back(static_cast<double>(msBetween(pod.created, now)));
+    if (now - pod.created > slowest_bind_) {
+      slowest_bind_ = now - pod.created;
       std::ostringstream text;
       text << std::fixed << std::setprecision(1) << "pod " << name << " (" << kindName(pod.kind)
            << ") created at " << since(pod.created) << "s, bound at " << since(now)
@@ -784,7 +785,7 @@ void Soak::onPod(const apiserver::WatchEvent& event, Time now) {
            << (pod.reportedAt
                    ? "at " + std::to_string(static_cast<int>(since(*pod.reportedAt))) + "s"
                    : std::string("never"));
-      slowestBindExample_ = text.str();
+      slowest_bind_example_ = text.str();
     }
     // Bound pods live 20-120 s, then go; a pod bound to a node that is gone goes at once, as the
     // pod garbage collector would delete it.
@@ -800,7 +801,7 @@ void Soak::onPod(const apiserver::WatchEvent& event, Time now) {
     if (c.value("type", "") == "PodScheduled" && c.value("status", "") == "False" &&
         !pod.reportedAt) {
       pod.reportedAt = now;
-      ++podStats_["reported_unschedulable"];
+      ++pod_stats_["reported_unschedulable"];
     }
   }
 }
@@ -812,7 +813,7 @@ void Soak::onEvent(const apiserver::WatchEvent& event, bool eventsV1, Time now) 
   auto it = pods_.find(regarding.value("name", ""));
   if (it == pods_.end() || it->second.reportedAt) return;
   it->second.reportedAt = now;
-  ++podStats_["reported_unschedulable"];
+  ++pod_stats_["reported_unschedulable"];
 }
 
 void Soak::onLease(const apiserver::WatchEvent& event, Time now) {
@@ -821,29 +822,29 @@ void Soak::onLease(const apiserver::WatchEvent& event, Time now) {
   const json spec = lease.value("spec", json::object());
   const std::string holder = spec.value("holderIdentity", "");
   const std::string acquired = spec.value("acquireTime", "");
-  if (holder.empty() || (holder == holder_ && acquired == acquireTime_)) {
+  if (holder.empty() || (holder == holder_ && acquired == acquire_time_)) {
     holder_ = holder;
     return;
   }
   // A new term: someone acquired the lease.
-  if (!holder_.empty() || !acquireTime_.empty()) ++leaderChanges_;
+  if (!holder_.empty() || !acquire_time_.empty()) ++leader_changes_;
   holder_ = holder;
-  acquireTime_ = acquired;
+  acquire_time_ = acquired;
   std::string who = "a replica not identified yet";
   for (size_t i = 0; i < replicas_.size(); ++i) {
     if (replicas_[i].identity == holder) who = "replica " + std::to_string(i);
   }
   chaos(now, "leader: " + who + " acquired the lease (" + holder + ")");
-  if (handoverFrom_ && !(outageUntil_ && *handoverFrom_ < *outageUntil_)) {
-    (handoverAfterKill_ ? handoverMs_ : lostLeaseHandoverMs_)
-        .values.push_back(static_cast<double>(msBetween(*handoverFrom_, now)));
+  if (handover_from_ && !(outage_until_ && *handover_from_ < *outage_until_)) {
+    (handover_after_kill_ ? handover_ms_ : lost_lease_handover_ms_)
+        .values.push_back(static_cast<double>(msBetween(*handover_from_, now)));
   }
-  handoverFrom_.reset();
-  if (outageRecovering_ && outageUntil_ && now >= *outageUntil_) {
-    outageRecoveryMs_.values.push_back(static_cast<double>(msBetween(*outageUntil_, now)));
-    outageRecovering_ = false;
+  handover_from_.reset();
+  if (outage_recovering_ && outage_until_ && now >= *outage_until_) {
+    outage_recovery_ms_.values.push_back(static_cast<double>(msBetween(*outage_until_, now)));
+    outage_recovering_ = false;
   }
-  if (!outageUntil_ || now >= *outageUntil_) {
+  if (!outage_until_ || now >= *outage_until_) {
     suspended_ = false;
     disruptionEnded(now);
   }
@@ -902,15 +903,15 @@ void Soak::checkBinding(const PendingCheck& check, std::optional<size_t> replica
   if (fresh && stale < t) {
     std::optional<std::string> onStale = judge(stale - options_.grace);
     if (!onStale) {
-      ++staleBindings_;
-      maxStaleSeconds_ = std::max(maxStaleSeconds_, secondsBetween(stale, t));
-      if (staleExamples_.size() < kExamplesKept) {
+      ++stale_bindings_;
+      max_stale_seconds_ = std::max(max_stale_seconds_, secondsBetween(stale, t));
+      if (stale_examples_.size() < kExamplesKept) {
         std::ostringstream text;
         text << std::fixed << std::setprecision(1) << "pod " << check.name << " bound to "
              << check.node << " at " << since(t) << "s by replica " << *replica
              << ", whose watch had been broken for " << secondsBetween(stale, t) << "s (" << *fresh
              << " by then)";
-        staleExamples_.push_back(text.str());
+        stale_examples_.push_back(text.str());
       }
     }
     fresh = onStale;
@@ -943,7 +944,7 @@ void Soak::checkDeadlines(Time now) {
       pod.fitsSince = now;
     }
     if (suspended_) continue;
-    const Time start = std::max(pod.created, lastDisruptionEnd_);
+    const Time start = std::max(pod.created, last_disruption_end_);
     std::ostringstream text;
     text << std::fixed << std::setprecision(1);
     if (fitsOn && now - std::max(start, *pod.fitsSince) > options_.bindWithin) {
@@ -990,7 +991,7 @@ void Soak::countBindings(Time now) {
                            (record.subresource == "binding" || record.resource == "bindings");
       if (!binding) continue;
       if (record.code == 201) {
-        boundThrough_[record.name] = i;
+        bound_through_[record.name] = i;
         if (++bindings201_[record.name] == 2) {
           violations_.add("bound-twice", "pod " + record.name +
                                              " got a second 201 Binding (through replica " +
@@ -999,24 +1000,24 @@ void Soak::countBindings(Time now) {
       } else if (record.code == 409) {
         ++conflicts409_;
       } else {
-        ++bindingErrors_;
+        ++binding_errors_;
       }
     }
     r.requestsSeen = log.size();
   }
   // Judge bindings in the order they landed; one whose record is late waits a little for it.
-  while (!pendingChecks_.empty()) {
-    const PendingCheck& check = pendingChecks_.front();
-    auto through = boundThrough_.find(check.name);
-    if (through != boundThrough_.end()) {
+  while (!pending_checks_.empty()) {
+    const PendingCheck& check = pending_checks_.front();
+    auto through = bound_through_.find(check.name);
+    if (through != bound_through_.end()) {
       checkBinding(check, through->second);
     } else if (now - check.landed > 5s) {
-      ++unattributedBindings_;
+      ++unattributed_bindings_;
       checkBinding(check, std::nullopt);
     } else {
       break;
     }
-    pendingChecks_.pop_front();
+    pending_checks_.pop_front();
   }
 }
 
@@ -1047,14 +1048,14 @@ void Soak::superviseReplicas(Time now) {
       }
       if (!r.identity.empty() && r.identity == holder_) {
         suspend(now);
-        handoverFrom_ = now;
-        handoverAfterKill_ = false;
+        handover_from_ = now;
+        handover_after_kill_ = false;
       }
       r.process.reset();
       r.restartAt = now + jitter(1s, 3s);
     }
     if (!r.process && r.restartAt && now >= *r.restartAt &&
-        !(outageUntil_ && now < *outageUntil_)) {
+        !(outage_until_ && now < *outage_until_)) {
       if (auto spawned = spawnReplica(i, now); !spawned.ok()) {
         violations_.add("soak-error",
                         "replica " + std::to_string(i) + ": " + spawned.error().message);
@@ -1087,7 +1088,7 @@ void Soak::createPod(Time now) {
                  : roll < 97 ? PodKind::Medium
                              : PodKind::TooBig;
   const std::string name =
-      std::string("soak-") + kindName(kind) + "-" + std::to_string(nextPodIndex_++);
+      std::string("soak-") + kindName(kind) + "-" + std::to_string(next_pod_index_++);
   PodView view;
   view.kind = kind;
   view.created = now;
@@ -1101,8 +1102,8 @@ void Soak::createPod(Time now) {
     violations_.add("soak-error", "create pod " + name + ": " + created.error().message);
     return;
   }
-  ++podStats_["created"];
-  ++podStats_[std::string("created_") + kindName(kind)];
+  ++pod_stats_["created"];
+  ++pod_stats_[std::string("created_") + kindName(kind)];
 }
 
 void Soak::deleteDuePods(Time now) {
@@ -1137,7 +1138,7 @@ void Soak::setNodeSpec(const std::string& name, NodeChange change) {
 void Soak::changeNode(Time now, const std::string& name, NodeChange change) {
   setNodeSpec(name, change);
   const std::string done = nodeChangeName(change);
-  ++nodeStats_[done];
+  ++node_stats_[done];
   std::string line = "node " + name + " " + done;
   if (change == NodeChange::Taint) line += std::string(" ") + kChaosKey + ":NoSchedule";
   chaos(now, line);
@@ -1183,15 +1184,15 @@ void Soak::churnNodes(Time now) {
         for (auto& [podName, pod] : pods_) {
           if (pod.boundAt && pod.node == name) pod.deleteAt = now;
         }
-        ++nodeStats_["deleted"];
+        ++node_stats_["deleted"];
         chaos(now, "node " + name + " deleted");
       }
       break;
     default:
       if (static_cast<int64_t>(live.size()) < target) {
-        const std::string name = "node-" + std::to_string(nextNodeIndex_);
-        (void)store_.create(Resource::Nodes, "", makeNode(name, nextNodeIndex_++));
-        ++nodeStats_["added"];
+        const std::string name = "node-" + std::to_string(next_node_index_);
+        (void)store_.create(Resource::Nodes, "", makeNode(name, next_node_index_++));
+        ++node_stats_["added"];
         chaos(now, "node " + name + " added");
       }
       break;
@@ -1214,21 +1215,21 @@ void Soak::injectFault(Time now) {
       // The Store ends every watch, on all three servers: everyone rewatches.
       r.server->closeWatches();
       watchesBroken(all, now);
-      ++faultStats_["watches_dropped"];
+      ++fault_stats_["watches_dropped"];
       chaos(now, "fault: every watch dropped");
       break;
     case 1:
       r.server->expireNextWatches(3);
       r.server->closeWatches();
       watchesBroken(all, now);
-      ++faultStats_["watches_expired_410"];
+      ++fault_stats_["watches_expired_410"];
       chaos(now, "fault: watches dropped, the next 3 on " + where + " answer 410 Expired");
       break;
     case 2: {
       const int count = uniform(3, 12);
       const int code = uniform(0, 1) == 0 ? 500 : 503;
       r.server->failNextRequests(count, code);
-      ++faultStats_["5xx_bursts"];
+      ++fault_stats_["5xx_bursts"];
       chaos(now, "fault: the next " + std::to_string(count) + " requests to " + where + " answer " +
                      std::to_string(code));
       break;
@@ -1237,7 +1238,7 @@ void Soak::injectFault(Time now) {
       const milliseconds length = jitter(500ms, 2500ms);
       r.server->failRequestsFor(length, 503);
       faultEnd = now + length;
-      ++faultStats_["5xx_periods"];
+      ++fault_stats_["5xx_periods"];
       chaos(now, "fault: every request to " + where + " answers 503 for " +
                      std::to_string(length.count()) + " ms");
       // The leader may lose its lease over it: pods are judged from the end of this fault.
@@ -1247,21 +1248,21 @@ void Soak::injectFault(Time now) {
     case 4:
       r.server->injectMalformedWatchLine();
       watchesBroken({index}, now);
-      ++faultStats_["malformed_watch_lines"];
+      ++fault_stats_["malformed_watch_lines"];
       chaos(now, "fault: a malformed line on every watch of " + where);
       break;
     case 5:
       for (Replica& each : replicas_) each.server->delayBindings(jitter(100ms, 400ms));
-      delayedBindingsUntil_ = now + 5s;
-      faultEnd = delayedBindingsUntil_;
-      ++faultStats_["slow_bindings"];
+      delayed_bindings_until_ = now + 5s;
+      faultEnd = delayed_bindings_until_;
+      ++fault_stats_["slow_bindings"];
       chaos(now, "fault: bindings delayed by 100-400 ms for 5 s");
       break;
     default:
       r.server->closeWatches();
       r.server->failNextRequests(uniform(2, 6), 500);
       watchesBroken(all, now);
-      ++faultStats_["watch_drop_with_5xx"];
+      ++fault_stats_["watch_drop_with_5xx"];
       chaos(now, "fault: every watch dropped and the next requests to " + where + " answer 500");
       break;
   }
@@ -1273,7 +1274,7 @@ void Soak::killLeader(Time now) {
   if (leader < 0) return;
   Replica& r = replicas_[static_cast<size_t>(leader)];
   r.process->kill();
-  ++faultStats_["leader_kills"];
+  ++fault_stats_["leader_kills"];
   chaos(now, "kill -9 the leader, replica " + std::to_string(leader) + " (pid " +
                  std::to_string(r.process->pid()) + ")");
   exits_.push_back({{"replica", leader},
@@ -1285,8 +1286,8 @@ void Soak::killLeader(Time now) {
   r.process.reset();
   r.restartAt = now + jitter(1s, 3s);
   suspend(now);
-  handoverFrom_ = now;
-  handoverAfterKill_ = true;
+  handover_from_ = now;
+  handover_after_kill_ = true;
 }
 
 void Soak::startOutage(Time now) {
@@ -1297,10 +1298,10 @@ void Soak::startOutage(Time now) {
     r.server->refuseConnectionsFor(options_.outageLength);
     r.faultUntil = now + options_.outageLength;
   }
-  outageUntil_ = now + options_.outageLength;
-  outageRecovering_ = true;
+  outage_until_ = now + options_.outageLength;
+  outage_recovering_ = true;
   suspend(now);
-  ++faultStats_["outages"];
+  ++fault_stats_["outages"];
   chaos(now, "outage: all three servers refuse connections for " +
                  std::to_string(options_.outageLength.count()) + " ms");
 }
@@ -1308,60 +1309,60 @@ void Soak::startOutage(Time now) {
 void Soak::step(Time now, bool chaosOn) {
   drainWatches(now);
   superviseReplicas(now);
-  if (outageUntil_ && now >= *outageUntil_ && !outageRecovering_) outageUntil_.reset();
-  if (delayedBindingsUntil_ != Time{} && now >= delayedBindingsUntil_) {
+  if (outage_until_ && now >= *outage_until_ && !outage_recovering_) outage_until_.reset();
+  if (delayed_bindings_until_ != Time{} && now >= delayed_bindings_until_) {
     for (Replica& r : replicas_) r.server->delayBindings(0ms);
-    delayedBindingsUntil_ = Time{};
+    delayed_bindings_until_ = Time{};
   }
   if (chaosOn) {
-    while (now >= nextCreate_) {
+    while (now >= next_create_) {
       createPod(now);
-      nextCreate_ += milliseconds(static_cast<int64_t>(
+      next_create_ += milliseconds(static_cast<int64_t>(
           std::exponential_distribution<double>(options_.podsPerSecond)(rng_) * 1000.0));
     }
-    const bool outage = outageUntil_ && now < *outageUntil_ + 5s;
-    if (now >= nextNodeEvent_) {
+    const bool outage = outage_until_ && now < *outage_until_ + 5s;
+    if (now >= next_node_event_) {
       churnNodes(now);
-      nextNodeEvent_ = now + jitter(1500ms, 4000ms);
+      next_node_event_ = now + jitter(1500ms, 4000ms);
     }
-    if (now >= nextFault_) {
+    if (now >= next_fault_) {
       if (!outage) injectFault(now);
-      nextFault_ = now + jitter(3s, 8s);
+      next_fault_ = now + jitter(3s, 8s);
     }
-    if (now >= nextKill_) {
+    if (now >= next_kill_) {
       // Not within 15 s of the outage, so that each hand-over is measured on its own.
-      if (!outage && !(nextOutage_ - now < 15s) && !suspended_) {
+      if (!outage && !(next_outage_ - now < 15s) && !suspended_) {
         killLeader(now);
-        nextKill_ = now + jitter(options_.killEvery * 8 / 10, options_.killEvery * 12 / 10);
+        next_kill_ = now + jitter(options_.killEvery * 8 / 10, options_.killEvery * 12 / 10);
       } else {
-        nextKill_ = now + 5s;
+        next_kill_ = now + 5s;
       }
     }
-    if (now >= nextOutage_) {
+    if (now >= next_outage_) {
       startOutage(now);
-      nextOutage_ = options_.outageEvery.count() > 0 ? now + options_.outageEvery : Time::max();
+      next_outage_ = options_.outageEvery.count() > 0 ? now + options_.outageEvery : Time::max();
     }
   }
   deleteDuePods(now);
   // Suspending the judgement must not hide a cluster that never gets a leader again.
   const milliseconds leaderless = options_.outageLength + options_.bindWithin;
-  if (suspended_ && now - suspendedSince_ > leaderless && !leaderlessReported_) {
-    leaderlessReported_ = true;
+  if (suspended_ && now - suspended_since_ > leaderless && !leaderless_reported_) {
+    leaderless_reported_ = true;
     violations_.add("no-leader", "no replica acquired the lease for " +
                                      std::to_string(leaderless.count() / 1000) + " s from " +
-                                     std::to_string(static_cast<int>(since(suspendedSince_))) +
+                                     std::to_string(static_cast<int>(since(suspended_since_))) +
                                      "s");
   }
-  if (!suspended_) leaderlessReported_ = false;
-  if (now >= nextCheck_) {
+  if (!suspended_) leaderless_reported_ = false;
+  if (now >= next_check_) {
     checkDeadlines(now);
-    nextCheck_ = now + 250ms;
+    next_check_ = now + 250ms;
   }
-  if (now >= nextCount_) {
+  if (now >= next_count_) {
     countBindings(now);
-    nextCount_ = now + 250ms;
+    next_count_ = now + 250ms;
   }
-  if (now >= nextPrune_) {
+  if (now >= next_prune_) {
     // A stale cache may be judged as far back as its break; older history is not needed.
     const Time keepFrom = now - kHistoryKept;
     for (auto& [name, track] : nodes_) {
@@ -1375,22 +1376,22 @@ void Soak::step(Time now, bool chaosOn) {
                       [&](const WatchBreak& b) { return b.resumed && *b.resumed < keepFrom; });
       }
     }
-    nextPrune_ = now + 1s;
+    next_prune_ = now + 1s;
   }
 }
 
 util::Result<json> Soak::run() {
   if (auto ready = setUp(); !ready.ok()) return ready.error();
   start_ = Clock::now();
-  suspendedSince_ = start_;
+  suspended_since_ = start_;
   for (size_t i = 0; i < replicas_.size(); ++i) {
     if (auto spawned = spawnReplica(i, start_); !spawned.ok()) return spawned.error();
   }
   const Time end = start_ + options_.duration;
-  nextCreate_ = nextNodeEvent_ = nextFault_ = start_ + 5s;
-  nextKill_ = start_ + jitter(options_.killEvery * 8 / 10, options_.killEvery * 12 / 10);
-  nextOutage_ = options_.outageEvery.count() > 0 ? start_ + options_.outageEvery
-                                                 : start_ + options_.duration / 2;
+  next_create_ = next_node_event_ = next_fault_ = start_ + 5s;
+  next_kill_ = start_ + jitter(options_.killEvery * 8 / 10, options_.killEvery * 12 / 10);
+  next_outage_ = options_.outageEvery.count() > 0 ? start_ + options_.outageEvery
+                                                  : start_ + options_.duration / 2;
   Time now = start_;
   while ((now = Clock::now()) < end) {
     step(now, true);
@@ -1398,7 +1399,7 @@ util::Result<json> Soak::run() {
   }
   // Settle: no more chaos nor pods; every pending pod must still meet its deadline.
   chaos(now, "chaos over: settling");
-  const Time settleBy = std::max(now, lastDisruptionEnd_) + options_.bindWithin + 5s;
+  const Time settleBy = std::max(now, last_disruption_end_) + options_.bindWithin + 5s;
   while ((now = Clock::now()) < settleBy) {
     step(now, false);
     const bool settled = !suspended_ && std::all_of(pods_.begin(), pods_.end(), [](const auto& p) {
@@ -1410,14 +1411,14 @@ util::Result<json> Soak::run() {
   checkDeadlines(now);
   std::this_thread::sleep_for(500ms);  // a request is logged just after it is answered
   countBindings(Clock::now());
-  while (!pendingChecks_.empty()) {
-    ++unattributedBindings_;
-    checkBinding(pendingChecks_.front(), std::nullopt);
-    pendingChecks_.pop_front();
+  while (!pending_checks_.empty()) {
+    ++unattributed_bindings_;
+    checkBinding(pending_checks_.front(), std::nullopt);
+    pending_checks_.pop_front();
   }
   // Every pod the Store shows bound has exactly one successful Binding behind it.
   for (const auto& [name, pod] : pods_) {
-    if (pod.boundAt && bindings201_[name] == 0) ++podStats_["bound_without_recorded_binding"];
+    if (pod.boundAt && bindings201_[name] == 0) ++pod_stats_["bound_without_recorded_binding"];
   }
   for (size_t i = 0; i < replicas_.size(); ++i) {
     Replica& r = replicas_[i];
@@ -1441,7 +1442,7 @@ util::Result<json> Soak::run() {
 json Soak::summary(Time end) {
   // RSS: samples after the soak's warm-up (its first 20 %) and each incarnation's own warm-up.
   const Time usableFrom = start_ + options_.duration / 5;
-  std::ofstream csv(logDir_ + "/rss.csv");
+  std::ofstream csv(log_dir_ + "/rss.csv");
   csv << "replica,incarnation,leading,t_s,rss_mib\n";
   for (size_t i = 0; i < replicas_.size(); ++i) {
     for (const RssSample& s : replicas_[i].rss) {
@@ -1474,27 +1475,27 @@ json Soak::summary(Time end) {
           {"nodes", options_.nodes},
           {"bind_within_s", options_.bindWithin.count() / 1000.0},
           {"grace_s", options_.grace.count() / 1000.0},
-          {"pods", podStats_},
+          {"pods", pod_stats_},
           {"pods_pending_unschedulable_at_end", unschedulable},
-          {"node_events", nodeStats_},
-          {"faults", faultStats_},
-          {"leader_changes", leaderChanges_},
-          {"handover_ms", handoverMs_.toJson()},
-          {"handover_after_lost_lease_ms", lostLeaseHandoverMs_.toJson()},
-          {"outage_recovery_ms", outageRecoveryMs_.toJson()},
-          {"time_to_bind_ms", timeToBindMs_.toJson()},
-          {"slowest_bind", slowestBindExample_},
+          {"node_events", node_stats_},
+          {"faults", fault_stats_},
+          {"leader_changes", leader_changes_},
+          {"handover_ms", handover_ms_.toJson()},
+          {"handover_after_lost_lease_ms", lost_lease_handover_ms_.toJson()},
+          {"outage_recovery_ms", outage_recovery_ms_.toJson()},
+          {"time_to_bind_ms", time_to_bind_ms_.toJson()},
+          {"slowest_bind", slowest_bind_example_},
           {"binding_409_refused", conflicts409_},
-          {"binding_other_errors", bindingErrors_},
+          {"binding_other_errors", binding_errors_},
           {"bindings_on_stale_cache",
-           {{"count", staleBindings_},
-            {"max_staleness_s", maxStaleSeconds_},
-            {"examples", staleExamples_}}},
-          {"bindings_unattributed", unattributedBindings_},
+           {{"count", stale_bindings_},
+            {"max_staleness_s", max_stale_seconds_},
+            {"examples", stale_examples_}}},
+          {"bindings_unattributed", unattributed_bindings_},
           {"violations", violations_.toJson()},
           {"rss", rss},
           {"replica_exits", exits_},
-          {"log_dir", logDir_},
+          {"log_dir", log_dir_},
           {"pass", pass}};
 }
 

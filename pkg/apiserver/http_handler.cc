@@ -263,7 +263,7 @@ json expiredEvent(std::string_view requested, std::string_view oldest) {
 }
 
 HttpHandler::HttpHandler(Store& store, std::string serverAddress)
-    : store_(store), serverAddress_(std::move(serverAddress)) {}
+    : store_(store), server_address_(std::move(serverAddress)) {}
 
 HttpResponse HttpHandler::serve(const RequestInfo& info, const HttpRequest& request) {
   try {
@@ -296,7 +296,7 @@ HttpResponse HttpHandler::serveNonResource(const RequestInfo& info) const {
   } else if (parts.size() == 1 && parts[0] == "version") {
     body = versionInfo();
   } else if (parts.size() == 1 && parts[0] == "api") {
-    body = apiVersions(serverAddress_);
+    body = apiVersions(server_address_);
   } else if (parts.size() == 2 && parts[0] == "api") {
     body = apiResourceList("", parts[1]);
   } else if (parts.size() == 1 && parts[0] == "apis") {

@@ -90,7 +90,7 @@ class HttpHandler {
   HttpResponse bind(const RequestInfo& info, std::string_view body, std::string_view name);
 
   Store& store_;
-  std::string serverAddress_;
+  std::string server_address_;
 };
 
 }  // namespace berth::apiserver

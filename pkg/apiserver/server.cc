@@ -164,8 +164,8 @@ util::Result<std::unique_ptr<Server>> Server::start(Store& store, ServerOptions 
   }
   server->handler_ =
       std::make_unique<HttpHandler>(store, host + ":" + std::to_string(server->port()));
-  server->acceptThread_ = std::thread([s = server.get()] { s->acceptLoop(); });
-  server->bookmarkThread_ = std::thread([s = server.get()] { s->bookmarkLoop(); });
+  server->accept_thread_ = std::thread([s = server.get()] { s->acceptLoop(); });
+  server->bookmark_thread_ = std::thread([s = server.get()] { s->bookmarkLoop(); });
   return server;
 }
 
@@ -194,7 +194,7 @@ util::Result<void> Server::listen() {
   impl_->endpoint.port(port());  // a restart listens on the same port
   std::lock_guard lock(mu_);
   impl_->listenFd = acceptor.native_handle();
-  if (resumeAt_) {
+  if (resume_at_) {
     ::shutdown(impl_->listenFd, SHUT_RDWR);  // refused again while restarting
   }
   return {};
@@ -217,18 +217,18 @@ void Server::acceptLoop() {
     if (stopped_) {
       return;
     }
-    if (resumeAt_) {
+    if (resume_at_) {
       // Refusing connections: no listener until the restart.
       socket.close(ec);
       impl_->listenFd = -1;
       impl_->acceptor.close(ec);
-      while (!stopped_ && Clock::now() < *resumeAt_) {
-        cv_.wait_until(lock, *resumeAt_);
+      while (!stopped_ && Clock::now() < *resume_at_) {
+        cv_.wait_until(lock, *resume_at_);
       }
       if (stopped_) {
         return;
       }
-      resumeAt_.reset();
+      resume_at_.reset();
       lock.unlock();
       while (!listen().ok()) {
         sleepFor(milliseconds(50));  // the port may be held briefly; keep trying until stopped
@@ -365,16 +365,16 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
     return !ec && keepAlive;
   }
   WatchPtr w = std::move(watch.watch);
-  ++activeWatches_;
+  ++active_watches_;
   const auto deadline = watch.timeout ? Clock::now() + *watch.timeout : Clock::time_point::max();
-  uint64_t malformedSeen = malformedGeneration_.load();
+  uint64_t malformedSeen = malformed_generation_.load();
   bool open = !ec;
   while (open) {
     if (stopping_) {
       open = false;
       break;
     }
-    if (uint64_t g = malformedGeneration_.load(); g != malformedSeen) {
+    if (uint64_t g = malformed_generation_.load(); g != malformedSeen) {
       malformedSeen = g;
       if (!writeLine(kMalformedLine)) {
         open = false;
@@ -405,7 +405,7 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
     }
   }
   w->stop();  // the store forgets it on its next event
-  --activeWatches_;
+  --active_watches_;
   if (!open) {
     return false;
   }
@@ -423,11 +423,11 @@ HttpResponse Server::handle(const RequestInfo& info, const HttpRequest& request,
   } else {
     const bool binding = info.verb == "create" && info.group.empty() &&
                          (info.subresource == "binding" || info.resource == "bindings");
-    if (int64_t delay = bindingDelayMs_.load(); binding && delay > 0) {
+    if (int64_t delay = binding_delay_ms_.load(); binding && delay > 0) {
       sleepFor(milliseconds(delay));
     }
-    int expire = info.verb == "watch" ? expireCount_.load() : 0;
-    while (expire > 0 && !expireCount_.compare_exchange_weak(expire, expire - 1)) {
+    int expire = info.verb == "watch" ? expire_count_.load() : 0;
+    while (expire > 0 && !expire_count_.compare_exchange_weak(expire, expire - 1)) {
     }
     if (expire > 0) {
       auto rv = info.query.find("resourceVersion");
@@ -460,13 +460,13 @@ bool Server::authenticated(const RequestInfo& info, std::string_view authorizati
 }
 
 std::optional<HttpResponse> Server::takeFault() {
-  std::lock_guard lock(faultMu_);
-  if (failCount_ > 0) {
-    --failCount_;
-    return faultResponse(failCode_);
+  std::lock_guard lock(fault_mu_);
+  if (fail_count_ > 0) {
+    --fail_count_;
+    return faultResponse(fail_code_);
   }
-  if (Clock::now() < failUntil_) {
-    return faultResponse(failUntilCode_);
+  if (Clock::now() < fail_until_) {
+    return faultResponse(fail_until_code_);
   }
   return std::nullopt;
 }
@@ -477,7 +477,7 @@ void Server::record(const RequestInfo& info, std::string_view method, int code) 
   for (const auto& [k, v] : info.query) {
     r.query += (r.query.empty() ? "" : "&") + k + "=" + v;
   }
-  std::lock_guard lock(logMu_);
+  std::lock_guard lock(log_mu_);
   log_.push_back(std::move(r));
   while (log_.size() > options_.requestLogLimit) {
     log_.pop_front();
@@ -522,11 +522,11 @@ void Server::stop() {
     dropConnections();
   }
   cv_.notify_all();
-  if (acceptThread_.joinable()) {
-    acceptThread_.join();
+  if (accept_thread_.joinable()) {
+    accept_thread_.join();
   }
-  if (bookmarkThread_.joinable()) {
-    bookmarkThread_.join();
+  if (bookmark_thread_.joinable()) {
+    bookmark_thread_.join();
   }
   // The accept thread is gone: nobody adds connections any more.
   for (Connection& c : connections_) {
@@ -543,18 +543,18 @@ void Server::stop() {
 
 void Server::closeWatches() { store_.closeWatches(); }
 
-void Server::expireNextWatches(int count) { expireCount_ = count; }
+void Server::expireNextWatches(int count) { expire_count_ = count; }
 
 void Server::failNextRequests(int count, int code) {
-  std::lock_guard lock(faultMu_);
-  failCount_ = count;
-  failCode_ = code;
+  std::lock_guard lock(fault_mu_);
+  fail_count_ = count;
+  fail_code_ = code;
 }
 
 void Server::failRequestsFor(milliseconds duration, int code) {
-  std::lock_guard lock(faultMu_);
-  failUntil_ = Clock::now() + duration;
-  failUntilCode_ = code;
+  std::lock_guard lock(fault_mu_);
+  fail_until_ = Clock::now() + duration;
+  fail_until_code_ = code;
 }
 
 void Server::refuseConnectionsFor(milliseconds duration) {
@@ -563,7 +563,7 @@ void Server::refuseConnectionsFor(milliseconds duration) {
     if (stopped_) {
       return;
     }
-    resumeAt_ = Clock::now() + duration;
+    resume_at_ = Clock::now() + duration;
     if (impl_->listenFd >= 0) {
       ::shutdown(impl_->listenFd, SHUT_RDWR);
     }
@@ -572,17 +572,17 @@ void Server::refuseConnectionsFor(milliseconds duration) {
   cv_.notify_all();
 }
 
-void Server::injectMalformedWatchLine() { ++malformedGeneration_; }
+void Server::injectMalformedWatchLine() { ++malformed_generation_; }
 
-void Server::delayBindings(milliseconds delay) { bindingDelayMs_ = delay.count(); }
+void Server::delayBindings(milliseconds delay) { binding_delay_ms_ = delay.count(); }
 
 std::vector<RequestRecord> Server::requestLog() const {
-  std::lock_guard lock(logMu_);
+  std::lock_guard lock(log_mu_);
   return {log_.begin(), log_.end()};
 }
 
 void Server::clearRequestLog() {
-  std::lock_guard lock(logMu_);
+  std::lock_guard lock(log_mu_);
   log_.clear();
 }
 

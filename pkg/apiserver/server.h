@@ -103,7 +103,7 @@ class Server {
   // Every binding (pods/NAME/binding, bindings) waits `delay` before it is applied; 0 to stop.
   void delayBindings(std::chrono::milliseconds delay);
   // How many watch streams are open (a watch whose client disconnected is gone within ~2 s).
-  size_t activeWatches() const { return activeWatches_.load(); }
+  size_t activeWatches() const { return active_watches_.load(); }
   // The served requests, oldest first.
   std::vector<RequestRecord> requestLog() const;
   void clearRequestLog();
@@ -142,28 +142,28 @@ class Server {
   std::unique_ptr<HttpHandler> handler_;
 
   std::atomic<bool> stopping_{false};
-  std::thread acceptThread_;
-  std::thread bookmarkThread_;
+  std::thread accept_thread_;
+  std::thread bookmark_thread_;
 
   // Guards the listener's state, the connections and wakes sleepers on stop.
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::list<Connection> connections_;
-  std::optional<std::chrono::steady_clock::time_point> resumeAt_;  // refusing until then
+  std::optional<std::chrono::steady_clock::time_point> resume_at_;  // refusing until then
   bool stopped_ = false;
 
   // Faults.
-  mutable std::mutex faultMu_;
-  int failCount_ = 0;
-  int failCode_ = 503;
-  std::chrono::steady_clock::time_point failUntil_{};
-  int failUntilCode_ = 503;
-  std::atomic<int> expireCount_{0};
-  std::atomic<uint64_t> malformedGeneration_{0};
-  std::atomic<int64_t> bindingDelayMs_{0};
-  std::atomic<size_t> activeWatches_{0};
+  mutable std::mutex fault_mu_;
+  int fail_count_ = 0;
+  int fail_code_ = 503;
+  std::chrono::steady_clock::time_point fail_until_{};
+  int fail_until_code_ = 503;
+  std::atomic<int> expire_count_{0};
+  std::atomic<uint64_t> malformed_generation_{0};
+  std::atomic<int64_t> binding_delay_ms_{0};
+  std::atomic<size_t> active_watches_{0};
 
-  mutable std::mutex logMu_;
+  mutable std::mutex log_mu_;
   std::deque<RequestRecord> log_;
 };
 

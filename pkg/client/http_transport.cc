@@ -108,7 +108,7 @@ class HttpTransport::Connection {
   // True when the server closed it or sent bytes nobody asked for (either way no request may be
   // written to it), or when it has been idle too long.
   bool stale(TimePoint now, Duration maxIdle) {
-    if (now - idleSince_ > maxIdle || buffer_.size() != 0 ||
+    if (now - idle_since_ > maxIdle || buffer_.size() != 0 ||
         (tls_ && SSL_pending(tls_->native_handle()) > 0)) {
       return true;
     }
@@ -120,8 +120,8 @@ class HttpTransport::Connection {
   beast::tcp_stream& tcp() { return tcp_; }
   ssl::stream<beast::tcp_stream&>* tls() { return tls_ ? &*tls_ : nullptr; }
   beast::flat_buffer& buffer() { return buffer_; }
-  TimePoint idleSince() const { return idleSince_; }
-  void markIdle(TimePoint now) { idleSince_ = now; }
+  TimePoint idleSince() const { return idle_since_; }
+  void markIdle(TimePoint now) { idle_since_ = now; }
 
  private:
   // Destroyed last: the streams' pending handlers belong to it.
@@ -130,7 +130,7 @@ class HttpTransport::Connection {
   std::optional<ssl::stream<beast::tcp_stream&>> tls_;
   beast::flat_buffer buffer_;
   std::atomic<bool> aborted_{false};
-  TimePoint idleSince_{};
+  TimePoint idle_since_{};
 };
 
 // What one exchange on a connection gave.
@@ -146,7 +146,7 @@ HttpTransport::HttpTransport(Endpoint endpoint, std::optional<ssl::context> tls,
                              HttpTransportOptions options)
     : endpoint_(std::move(endpoint)),
       tls_(std::move(tls)),
-      verifyPeer_(verifyPeer),
+      verify_peer_(verifyPeer),
       options_(options) {}
 
 HttpTransport::~HttpTransport() = default;
@@ -308,7 +308,7 @@ std::optional<ApiFailure> HttpTransport::connect(Connection& c) {
   if (!e.hostIsAddress && SSL_set_tlsext_host_name(ssl, e.host.c_str()) != 1) {
     return connectionFailure("TLS: cannot send server name \"" + e.host + "\"");
   }
-  if (verifyPeer_) {
+  if (verify_peer_) {
     // OpenSSL checks the name while it verifies the chain (as asio's host_name_verification
     // does), and a mismatch then reads "hostname mismatch" rather than a bare verify failure.
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
@@ -319,7 +319,7 @@ std::optional<ApiFailure> HttpTransport::connect(Connection& c) {
       return connectionFailure("TLS: cannot verify against host \"" + e.host + "\"");
     }
   }
-  tls->set_verify_mode(verifyPeer_ ? ssl::verify_peer : ssl::verify_none, ec);
+  tls->set_verify_mode(verify_peer_ ? ssl::verify_peer : ssl::verify_none, ec);
   if (c.aborted()) {
     return cancelledFailure();
   }

@@ -113,7 +113,7 @@ class HttpTransport {
 
   const Endpoint endpoint_;
   std::optional<boost::asio::ssl::context> tls_;
-  const bool verifyPeer_;
+  const bool verify_peer_;
   const HttpTransportOptions options_;
 
   std::mutex mu_;

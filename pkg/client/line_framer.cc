@@ -10,7 +10,7 @@ ApiResult<std::optional<std::string_view>> LineFramer::next() {
     }
     const std::string_view line(pending_.data() + pos_, newline - pos_);
     pos_ = newline + 1;
-    if (line.size() > maxLineBytes_) {
+    if (line.size() > max_line_bytes_) {
       return tooLong();
     }
     if (line.find_first_not_of(" \t\r") != std::string_view::npos) {
@@ -19,7 +19,7 @@ ApiResult<std::optional<std::string_view>> LineFramer::next() {
   }
   pending_.erase(0, pos_);
   pos_ = 0;
-  if (pending_.size() > maxLineBytes_) {
+  if (pending_.size() > max_line_bytes_) {
     return tooLong();
   }
   return std::optional<std::string_view>();
@@ -33,7 +33,7 @@ ApiResult<void> LineFramer::finish() const {
 }
 
 ApiFailure LineFramer::tooLong() const {
-  return badResponse("watch event longer than " + std::to_string(maxLineBytes_) + " bytes");
+  return badResponse("watch event longer than " + std::to_string(max_line_bytes_) + " bytes");
 }
 
 }  // namespace berth::client

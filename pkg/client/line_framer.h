@@ -16,7 +16,7 @@ namespace berth::client {
 
 class LineFramer {
  public:
-  explicit LineFramer(size_t maxLineBytes) : maxLineBytes_(maxLineBytes) {}
+  explicit LineFramer(size_t maxLineBytes) : max_line_bytes_(maxLineBytes) {}
 
   // Appends bytes read from the body.
   void append(std::string_view bytes) { pending_.append(bytes); }
@@ -32,7 +32,7 @@ class LineFramer {
  private:
   ApiFailure tooLong() const;
 
-  const size_t maxLineBytes_;
+  const size_t max_line_bytes_;
   std::string pending_;
   size_t pos_ = 0;  // start of the first line not yet returned
 };

@@ -95,7 +95,7 @@ class HttpWatchStream final : public WatchStream {
       : response_(std::move(response)),
         body_(response_.body().streambuf()),
         cts_(cts),
-        onStop_(std::move(stop), [cts]() mutable { cts.cancel(); }),
+        on_stop_(std::move(stop), [cts]() mutable { cts.cancel(); }),
         lines_(maxLineBytes) {}
 
   ~HttpWatchStream() override {
@@ -156,7 +156,7 @@ class HttpWatchStream final : public WatchStream {
   http::http_response response_;
   Concurrency::streams::streambuf<uint8_t> body_;
   pplx::cancellation_token_source cts_;
-  std::stop_callback<std::function<void()>> onStop_;
+  std::stop_callback<std::function<void()>> on_stop_;
   std::array<uint8_t, 64 * 1024> block_{};
   LineFramer lines_;
 };

@@ -37,9 +37,9 @@ TokenSource::TokenSource(std::string token, std::string file, Duration checkInte
                          util::Clock& clock)
     : token_(std::move(token)),
       file_(std::move(file)),
-      checkInterval_(checkInterval),
+      check_interval_(checkInterval),
       clock_(clock),
-      nextCheck_(clock_.monotonicNow() + checkInterval_) {
+      next_check_(clock_.monotonicNow() + check_interval_) {
   if (!file_.empty()) {
     struct stat st {};
     if (::stat(file_.c_str(), &st) == 0) {
@@ -47,7 +47,7 @@ TokenSource::TokenSource(std::string token, std::string file, Duration checkInte
       warnIfWritableByOthers(file_, st);
     }
     if (token_.empty()) {
-      forceCheck_ = true;
+      force_check_ = true;
     }
   }
 }
@@ -58,10 +58,10 @@ std::string TokenSource::token() {
     return token_;
   }
   const TimePoint now = clock_.monotonicNow();
-  if (!forceCheck_ && now < nextCheck_) {
+  if (!force_check_ && now < next_check_) {
     return token_;
   }
-  nextCheck_ = now + checkInterval_;
+  next_check_ = now + check_interval_;
   struct stat st {};
   if (::stat(file_.c_str(), &st) != 0) {
     log::warning("Cannot stat the token file, keeping the current token",
@@ -69,10 +69,10 @@ std::string TokenSource::token() {
     return token_;
   }
   const FileId id{st.st_ino, st.st_size, mtimeNanos(st)};
-  if (id == seen_ && !forceCheck_) {
+  if (id == seen_ && !force_check_) {
     return token_;
   }
-  forceCheck_ = false;
+  force_check_ = false;
   // One byte more than the limit tells a file that grew after the stat from one that fits.
   std::string content(kMaxTokenFileBytes + 1, '\0');
   std::ifstream in(file_, std::ios::binary);
@@ -105,7 +105,7 @@ std::string TokenSource::token() {
 void TokenSource::invalidate() {
   std::lock_guard<std::mutex> lock(mu_);
   if (!file_.empty()) {
-    forceCheck_ = true;
+    force_check_ = true;
   }
 }
 

@@ -44,11 +44,11 @@ class TokenSource {
   std::mutex mu_;
   std::string token_;
   const std::string file_;
-  const Duration checkInterval_;
+  const Duration check_interval_;
   util::Clock& clock_;
-  TimePoint nextCheck_;
+  TimePoint next_check_;
   FileId seen_;
-  bool forceCheck_ = false;
+  bool force_check_ = false;
 };
 
 }  // namespace berth::client

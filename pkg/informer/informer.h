@@ -79,8 +79,8 @@ class Informer final : private ReflectorSink {
   // Waits for hasSynced() up to `timeout`; false on timeout.
   template <typename Rep, typename Period>
   bool waitForSync(std::chrono::duration<Rep, Period> timeout) const {
-    std::unique_lock<std::mutex> lock(syncMu_);
-    return syncCv_.wait_for(lock, timeout, [this] { return synced_.load(); });
+    std::unique_lock<std::mutex> lock(sync_mu_);
+    return sync_cv_.wait_for(lock, timeout, [this] { return synced_.load(); });
   }
 
   const Store<T>& store() const { return store_; }
@@ -110,9 +110,9 @@ class Informer final : private ReflectorSink {
       }
     }
     if (!synced_.load()) {
-      std::lock_guard<std::mutex> lock(syncMu_);
+      std::lock_guard<std::mutex> lock(sync_mu_);
       synced_.store(true);
-      syncCv_.notify_all();
+      sync_cv_.notify_all();
     }
   }
 
@@ -175,8 +175,8 @@ class Informer final : private ReflectorSink {
   Store<T> store_;
   std::vector<EventHandlers<T>> handlers_;
   std::atomic<bool> synced_{false};
-  mutable std::mutex syncMu_;
-  mutable std::condition_variable syncCv_;
+  mutable std::mutex sync_mu_;
+  mutable std::condition_variable sync_cv_;
   std::jthread thread_;  // last: joined before the rest is destroyed
 };
 

@@ -14,22 +14,22 @@ class RestListerWatcher final : public ListerWatcher {
       : client_(client),
         resource_(std::move(resource)),
         ns_(std::move(ns)),
-        labelSelector_(std::move(labelSelector)),
-        fieldSelector_(std::move(fieldSelector)) {}
+        label_selector_(std::move(labelSelector)),
+        field_selector_(std::move(fieldSelector)) {}
 
   client::ApiResult<client::ObjectList> list(const client::ListOptions& options,
                                              std::stop_token stop) override {
     client::ListOptions o = options;
-    o.labelSelector = labelSelector_;
-    o.fieldSelector = fieldSelector_;
+    o.labelSelector = label_selector_;
+    o.fieldSelector = field_selector_;
     return client_.list(resource_, ns_, o, std::move(stop));
   }
 
   client::ApiResult<client::WatchStreamPtr> watch(const client::WatchOptions& options,
                                                   std::stop_token stop) override {
     client::WatchOptions o = options;
-    o.labelSelector = labelSelector_;
-    o.fieldSelector = fieldSelector_;
+    o.labelSelector = label_selector_;
+    o.fieldSelector = field_selector_;
     return client_.watch(resource_, ns_, o, std::move(stop));
   }
 
@@ -37,8 +37,8 @@ class RestListerWatcher final : public ListerWatcher {
   client::RestClient& client_;
   const client::Resource resource_;
   const std::string ns_;
-  const std::string labelSelector_;
-  const std::string fieldSelector_;
+  const std::string label_selector_;
+  const std::string field_selector_;
 };
 
 }  // namespace

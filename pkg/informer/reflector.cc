@@ -28,12 +28,12 @@ Reflector::Reflector(ListerWatcher& listerWatcher, ReflectorSink& sink, Reflecto
 
 std::string Reflector::lastSyncResourceVersion() const {
   std::lock_guard<std::mutex> lock(mu_);
-  return resourceVersion_;
+  return resource_version_;
 }
 
 void Reflector::setResourceVersion(std::string rv) {
   std::lock_guard<std::mutex> lock(mu_);
-  resourceVersion_ = std::move(rv);
+  resource_version_ = std::move(rv);
 }
 
 void Reflector::run(std::stop_token stop) {

@@ -74,7 +74,7 @@ class Reflector {
   util::Random& random_;
   client::Backoff backoff_;
   mutable std::mutex mu_;
-  std::string resourceVersion_;
+  std::string resource_version_;
 };
 
 }  // namespace berth::informer

@@ -102,7 +102,7 @@ util::Duration LeaderElector::stepAcquiring(std::stop_token stop) {
     std::lock_guard lock(mu_);
     state_ = State::Leading;
   }
-  renewRoundStart_.reset();
+  renew_round_start_.reset();
   if (callbacks_.onStartedLeading) callbacks_.onStartedLeading();
   return config_.retryPeriod;
 }
@@ -111,8 +111,8 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
   // A renewal round (client-go's PollImmediateUntil under a renewDeadline timeout): attempts every
   // retryPeriod until one succeeds; the next round starts retryPeriod after that success.
   const util::MonotonicTime start = clock_.monotonicNow();
-  if (!renewRoundStart_) renewRoundStart_ = start;
-  const util::MonotonicTime deadline = *renewRoundStart_ + config_.renewDeadline;
+  if (!renew_round_start_) renew_round_start_ = start;
+  const util::MonotonicTime deadline = *renew_round_start_ + config_.renewDeadline;
   if (start < deadline) {
     // client-go runs the round under a context that expires at the renew deadline: a call still
     // hanging then is cancelled, so a partitioned leader gives up on time, not a timeout later.
@@ -124,7 +124,7 @@ util::Duration LeaderElector::stepLeading(std::stop_token stop) {
     maybeReportTransition();
     if (renewed) {
       log::info(5, "successfully renewed lease", {{"lease", desc_}});
-      renewRoundStart_.reset();
+      renew_round_start_.reset();
       return config_.retryPeriod;
     }
     const util::MonotonicTime now = clock_.monotonicNow();
@@ -217,7 +217,7 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
   }
   lease_ = std::move(*got);
   // Expiry counts from when we saw the record change, on our clock (never the remote renewTime).
-  if (spec != observedRaw_) observe(*current, spec);
+  if (spec != observed_raw_) observe(*current, spec);
   if (!current->holderIdentity.empty() && leaseValid(now) && !holdsObserved()) {
     log::info(4, "lock is held and has not yet expired",
               {{"lease", desc_}, {"holder", current->holderIdentity}});
@@ -261,15 +261,15 @@ bool LeaderElector::update(const LeaderElectionRecord& record, std::stop_token s
 }
 
 void LeaderElector::observe(const LeaderElectionRecord& record, const json& raw) {
-  observedRaw_ = raw;
+  observed_raw_ = raw;
   std::lock_guard lock(mu_);
   observed_ = record;
-  observedTime_ = clock_.monotonicNow();
+  observed_time_ = clock_.monotonicNow();
 }
 
 bool LeaderElector::leaseValid(util::MonotonicTime now) const {
   std::lock_guard lock(mu_);
-  return observedTime_ + std::chrono::seconds(observed_.leaseDurationSeconds) > now;
+  return observed_time_ + std::chrono::seconds(observed_.leaseDurationSeconds) > now;
 }
 
 bool LeaderElector::holdsObserved() const {
@@ -279,8 +279,8 @@ bool LeaderElector::holdsObserved() const {
 
 void LeaderElector::maybeReportTransition() {
   const std::string holder = leader();
-  if (holder == reportedLeader_) return;
-  reportedLeader_ = holder;
+  if (holder == reported_leader_) return;
+  reported_leader_ = holder;
   if (holder.empty()) return;  // released: nobody leads until a candidate acquires
   log::info(0, "new leader elected", {{"lease", desc_}, {"identity", holder}});
   if (callbacks_.onNewLeader) callbacks_.onNewLeader(holder);
@@ -301,7 +301,7 @@ std::string LeaderElector::leader() const {
 util::Result<void> LeaderElector::check(util::Duration maxTolerableExpiredLease) const {
   std::lock_guard lock(mu_);
   if (state_ != State::Leading) return {};  // a standby is healthy
-  if (clock_.monotonicNow() - observedTime_ > config_.leaseDuration + maxTolerableExpiredLease) {
+  if (clock_.monotonicNow() - observed_time_ > config_.leaseDuration + maxTolerableExpiredLease) {
     return util::Error{util::ErrorCode::Unavailable,
                        "failed election to renew leadership on lease " + config_.name};
   }

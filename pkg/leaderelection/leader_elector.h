@@ -126,16 +126,16 @@ class LeaderElector {
   util::Random& random_;
 
   // Driver-thread state.
-  nlohmann::json lease_;        // the Lease as last read or written (its resourceVersion)
-  nlohmann::json observedRaw_;  // its spec, to notice changes
-  std::string reportedLeader_;
+  nlohmann::json lease_;         // the Lease as last read or written (its resourceVersion)
+  nlohmann::json observed_raw_;  // its spec, to notice changes
+  std::string reported_leader_;
   bool announced_ = false;
-  std::optional<util::MonotonicTime> renewRoundStart_;
+  std::optional<util::MonotonicTime> renew_round_start_;
 
   // Read by other threads (metrics, healthz).
   mutable std::mutex mu_;
   LeaderElectionRecord observed_;
-  util::MonotonicTime observedTime_{};
+  util::MonotonicTime observed_time_{};
   State state_ = State::Acquiring;
 
   RenewWatchdog watchdog_;  // last: its thread reads clock_

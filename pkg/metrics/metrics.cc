@@ -59,71 +59,72 @@ Metrics::Metrics()
                     "a pod could not be scheduled, while 'error' means an internal scheduler "
                     "problem.")
               .Register(registry_)),
-      attemptDuration_(prometheus::BuildHistogram()
-                           .Name("scheduler_scheduling_attempt_duration_seconds")
-                           .Help("Scheduling attempt latency in seconds (scheduling algorithm + "
-                                 "binding)")
-                           .Register(registry_)),
-      algorithmDuration_(prometheus::BuildHistogram()
-                             .Name("scheduler_scheduling_algorithm_duration_seconds")
-                             .Help("Scheduling algorithm latency in seconds")
-                             .Register(registry_)
-                             .Add({}, exponentialBuckets(0.001, 2, 15))),
-      podAttempts_(prometheus::BuildHistogram()
-                       .Name("scheduler_pod_scheduling_attempts")
-                       .Help("Number of attempts to successfully schedule a pod.")
-                       .Register(registry_)
-                       .Add({}, exponentialBuckets(1, 2, 5))),
+      attempt_duration_(prometheus::BuildHistogram()
+                            .Name("scheduler_scheduling_attempt_duration_seconds")
+                            .Help("Scheduling attempt latency in seconds (scheduling algorithm + "
+                                  "binding)")
+                            .Register(registry_)),
+      algorithm_duration_(prometheus::BuildHistogram()
+                              .Name("scheduler_scheduling_algorithm_duration_seconds")
+                              .Help("Scheduling algorithm latency in seconds")
+                              .Register(registry_)
+                              .Add({}, exponentialBuckets(0.001, 2, 15))),
+      pod_attempts_(prometheus::BuildHistogram()
+                        .Name("scheduler_pod_scheduling_attempts")
+                        .Help("Number of attempts to successfully schedule a pod.")
+                        .Register(registry_)
+                        .Add({}, exponentialBuckets(1, 2, 5))),
       sli_(prometheus::BuildHistogram()
                .Name("scheduler_pod_scheduling_sli_duration_seconds")
                .Help("E2e latency for a pod being scheduled, from the time the pod enters the "
                      "scheduling queue and might involve multiple scheduling attempts.")
                .Register(registry_)),
-      extensionPoints_(prometheus::BuildHistogram()
-                           .Name("scheduler_framework_extension_point_duration_seconds")
-                           .Help("Latency for running all plugins of a specific extension point.")
-                           .Register(registry_)),
+      extension_points_(prometheus::BuildHistogram()
+                            .Name("scheduler_framework_extension_point_duration_seconds")
+                            .Help("Latency for running all plugins of a specific extension point.")
+                            .Register(registry_)),
       incoming_(prometheus::BuildCounter()
                     .Name("scheduler_queue_incoming_pods_total")
                     .Help("Number of pods added to scheduling queues by event and queue type.")
                     .Register(registry_)),
-      scheduledAfterFlush_(prometheus::BuildCounter()
-                               .Name("scheduler_pod_scheduled_after_flush_total")
-                               .Help("Number of pods that were successfully scheduled after being "
-                                     "flushed from unschedulablePods due to timeout")
-                               .Register(registry_)
-                               .Add({})),
-      restRequests_(prometheus::BuildCounter()
-                        .Name("rest_client_requests_total")
-                        .Help("Number of HTTP requests, partitioned by status code, method, and "
-                              "host.")
-                        .Register(registry_)),
-      restDuration_(prometheus::BuildHistogram()
-                        .Name("rest_client_request_duration_seconds")
-                        .Help("Request latency in seconds. Broken down by verb, and host.")
-                        .Register(registry_)) {}
+      scheduled_after_flush_(
+          prometheus::BuildCounter()
+              .Name("scheduler_pod_scheduled_after_flush_total")
+              .Help("Number of pods that were successfully scheduled after being "
+                    "flushed from unschedulablePods due to timeout")
+              .Register(registry_)
+              .Add({})),
+      rest_requests_(prometheus::BuildCounter()
+                         .Name("rest_client_requests_total")
+                         .Help("Number of HTTP requests, partitioned by status code, method, and "
+                               "host.")
+                         .Register(registry_)),
+      rest_duration_(prometheus::BuildHistogram()
+                         .Name("rest_client_request_duration_seconds")
+                         .Help("Request latency in seconds. Broken down by verb, and host.")
+                         .Register(registry_)) {}
 
 void Metrics::scheduleAttempt(std::string_view profile, std::string_view result,
                               util::Duration took) {
   const prometheus::Labels labels{{"result", std::string(result)},
                                   {"profile", std::string(profile)}};
   attempts_.Add(labels).Increment();
-  attemptDuration_.Add(labels, exponentialBuckets(0.001, 2, 15)).Observe(seconds(took));
+  attempt_duration_.Add(labels, exponentialBuckets(0.001, 2, 15)).Observe(seconds(took));
 }
 
 void Metrics::schedulingAlgorithm(util::Duration took) {
-  algorithmDuration_.Observe(seconds(took));
+  algorithm_duration_.Observe(seconds(took));
 }
 
 void Metrics::podScheduled(int attempts, util::Duration sinceFirstQueued) {
-  podAttempts_.Observe(attempts);
+  pod_attempts_.Observe(attempts);
   sli_.Add({{"attempts", attemptsLabel(attempts)}}, exponentialBuckets(0.01, 2, 20))
       .Observe(seconds(sinceFirstQueued));
 }
 
 void Metrics::extensionPoint(std::string_view point, std::string_view status,
                              std::string_view profile, util::Duration took) {
-  extensionPoints_
+  extension_points_
       .Add({{"extension_point", std::string(point)},
             {"status", std::string(status)},
             {"profile", std::string(profile)}},
@@ -135,11 +136,11 @@ void Metrics::queueIncoming(std::string_view queue, std::string_view event) {
   incoming_.Add({{"queue", std::string(queue)}, {"event", std::string(event)}}).Increment();
 }
 
-void Metrics::podScheduledAfterFlush() { scheduledAfterFlush_.Increment(); }
+void Metrics::podScheduledAfterFlush() { scheduled_after_flush_.Increment(); }
 
 void Metrics::restRequest(std::string_view method, std::string_view host, std::string_view code,
                           util::Duration took) {
-  restRequests_
+  rest_requests_
       .Add({{"code", std::string(code)},
             {"method", std::string(method)},
             {"host", std::string(host)}})
@@ -147,19 +148,19 @@ void Metrics::restRequest(std::string_view method, std::string_view host, std::s
   // component-base's buckets for this histogram.
   static const std::vector<double> kBuckets{0.005, 0.025, 0.1, 0.25, 0.5,  1.0,
                                             2.0,   4.0,   8.0, 15.0, 30.0, 60.0};
-  restDuration_.Add({{"verb", std::string(method)}, {"host", std::string(host)}}, kBuckets)
+  rest_duration_.Add({{"verb", std::string(method)}, {"host", std::string(host)}}, kBuckets)
       .Observe(seconds(took));
 }
 
 void Metrics::setSchedulerState(std::function<SchedulerState()> source) {
   std::lock_guard lock(mu_);
-  schedulerState_ = std::move(source);
+  scheduler_state_ = std::move(source);
 }
 
 void Metrics::setLeaderStatus(std::string name, std::function<bool()> isLeader) {
   std::lock_guard lock(mu_);
-  leaseName_ = std::move(name);
-  isLeader_ = std::move(isLeader);
+  lease_name_ = std::move(name);
+  is_leader_ = std::move(isLeader);
 }
 
 std::string Metrics::expose() const {
@@ -170,9 +171,9 @@ std::string Metrics::expose() const {
   std::function<bool()> isLeader;
   {
     std::lock_guard lock(mu_);
-    stateSource = schedulerState_;
-    leaseName = leaseName_;
-    isLeader = isLeader_;
+    stateSource = scheduler_state_;
+    leaseName = lease_name_;
+    isLeader = is_leader_;
   }
   if (stateSource) {
     const SchedulerState s = stateSource();

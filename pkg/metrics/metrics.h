@@ -111,20 +111,20 @@ class Metrics {
  private:
   prometheus::Registry registry_;
   prometheus::Family<prometheus::Counter>& attempts_;
-  prometheus::Family<prometheus::Histogram>& attemptDuration_;
-  prometheus::Histogram& algorithmDuration_;
-  prometheus::Histogram& podAttempts_;
+  prometheus::Family<prometheus::Histogram>& attempt_duration_;
+  prometheus::Histogram& algorithm_duration_;
+  prometheus::Histogram& pod_attempts_;
   prometheus::Family<prometheus::Histogram>& sli_;
-  prometheus::Family<prometheus::Histogram>& extensionPoints_;
+  prometheus::Family<prometheus::Histogram>& extension_points_;
   prometheus::Family<prometheus::Counter>& incoming_;
-  prometheus::Counter& scheduledAfterFlush_;
-  prometheus::Family<prometheus::Counter>& restRequests_;
-  prometheus::Family<prometheus::Histogram>& restDuration_;
+  prometheus::Counter& scheduled_after_flush_;
+  prometheus::Family<prometheus::Counter>& rest_requests_;
+  prometheus::Family<prometheus::Histogram>& rest_duration_;
 
   mutable std::mutex mu_;  // the sources
-  std::function<SchedulerState()> schedulerState_;
-  std::string leaseName_;
-  std::function<bool()> isLeader_;
+  std::function<SchedulerState()> scheduler_state_;
+  std::string lease_name_;
+  std::function<bool()> is_leader_;
 };
 
 }  // namespace berth::metrics

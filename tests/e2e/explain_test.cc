@@ -65,7 +65,7 @@ class Explain : public testing::Test {
     server_ = std::move(*started);
     const std::string id = std::to_string(getpid());
     kubeconfig_ = testing::TempDir() + "berth-explain-kubeconfig-" + id;
-    stderrPath_ = testing::TempDir() + "berth-explain-stderr-" + id;
+    stderr_path_ = testing::TempDir() + "berth-explain-stderr-" + id;
     std::ofstream(kubeconfig_) << json{
         {"apiVersion", "v1"},
         {"kind", "Config"},
@@ -96,7 +96,7 @@ class Explain : public testing::Test {
   }
 
   Outcome berth(const std::string& args) {
-    const std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>" + stderrPath_;
+    const std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>" + stderr_path_;
     Outcome r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -105,7 +105,7 @@ class Explain : public testing::Test {
     while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
     const int status = pclose(p);
     r.exitCode = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = readFile(stderrPath_);
+    r.err = readFile(stderr_path_);
     return r;
   }
 
@@ -138,7 +138,7 @@ class Explain : public testing::Test {
   apiserver::Store store_;
   std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
-  std::string stderrPath_;
+  std::string stderr_path_;
   std::vector<json> objects_;
 };
 

@@ -76,10 +76,10 @@ class LeaderElection : public testing::Test {
     // Opened before any write, so the watches see every change in resourceVersion order.
     auto pods = store_.watch(Resource::Pods, "", {});
     ASSERT_TRUE(pods.ok()) << pods.error().message;
-    podWatch_ = *pods;
+    pod_watch_ = *pods;
     auto leases = store_.watch(Resource::Leases, "", {});
     ASSERT_TRUE(leases.ok()) << leases.error().message;
-    leaseWatch_ = *leases;
+    lease_watch_ = *leases;
     for (int i = 0; i < 3; ++i) {
       auto created = store_.create(Resource::Nodes, "", nodeJson("n" + std::to_string(i), "64"));
       ASSERT_TRUE(created.ok()) << created.error().message;
@@ -112,8 +112,8 @@ class LeaderElection : public testing::Test {
       r.proxy.reset();
       if (r.server) r.server->stop();
     }
-    if (podWatch_) podWatch_->stop();
-    if (leaseWatch_) leaseWatch_->stop();
+    if (pod_watch_) pod_watch_->stop();
+    if (lease_watch_) lease_watch_->stop();
   }
 
   std::string kubeconfigPath(size_t index) const {
@@ -199,11 +199,11 @@ class LeaderElection : public testing::Test {
     for (int i = 0; i < count; ++i) {
       auto r = store_.create(Resource::Pods, "default", podJson(prefix + std::to_string(i), "10m"));
       ASSERT_TRUE(r.ok()) << r.error().message;
-      podNames_.push_back(prefix + std::to_string(i));
+      pod_names_.push_back(prefix + std::to_string(i));
     }
   }
   bool allBound() {
-    for (const std::string& name : podNames_) {
+    for (const std::string& name : pod_names_) {
       auto p = store_.get(Resource::Pods, "default", name);
       if (!p.ok() || (*p)["spec"].value("nodeName", "").empty()) return false;
     }
@@ -229,30 +229,30 @@ class LeaderElection : public testing::Test {
           for (size_t i = 0; i < replicas_.size(); ++i) {
             for (const auto& [name, count] : bindingsThrough(i)) total[name] += count;
           }
-          for (const std::string& name : podNames_) {
+          for (const std::string& name : pod_names_) {
             if (total[name] == 0) return false;
           }
           return true;
         },
         5s);
-    for (const std::string& name : podNames_) EXPECT_EQ(total[name], 1) << "pod " << name;
-    EXPECT_EQ(total.size(), podNames_.size());
+    for (const std::string& name : pod_names_) EXPECT_EQ(total[name], 1) << "pod " << name;
+    EXPECT_EQ(total.size(), pod_names_.size());
   }
 
   // The resourceVersion at which each pod got its node, from the pod watch.
   const std::map<std::string, uint64_t>& boundAt() {
-    for (const apiserver::WatchEvent& e : podWatch_->drain()) {
+    for (const apiserver::WatchEvent& e : pod_watch_->drain()) {
       const std::string name = e.object["metadata"].value("name", "");
-      if (!e.object["spec"].value("nodeName", "").empty() && !boundAt_.contains(name)) {
-        boundAt_[name] = resourceVersionOf(e.object);
+      if (!e.object["spec"].value("nodeName", "").empty() && !bound_at_.contains(name)) {
+        bound_at_[name] = resourceVersionOf(e.object);
       }
     }
-    return boundAt_;
+    return bound_at_;
   }
   // Every version of the Lease written so far, oldest first.
   const std::vector<json>& leaseHistory() {
-    for (const apiserver::WatchEvent& e : leaseWatch_->drain()) leaseHistory_.push_back(e.object);
-    return leaseHistory_;
+    for (const apiserver::WatchEvent& e : lease_watch_->drain()) lease_history_.push_back(e.object);
+    return lease_history_;
   }
   // The resourceVersion of the first Lease write naming `identity` as holder; 0 if none.
   uint64_t acquiredAt(const std::string& identity) {
@@ -272,12 +272,12 @@ class LeaderElection : public testing::Test {
   }
 
   apiserver::Store store_;
-  apiserver::WatchPtr podWatch_;
-  apiserver::WatchPtr leaseWatch_;
+  apiserver::WatchPtr pod_watch_;
+  apiserver::WatchPtr lease_watch_;
   std::vector<Replica> replicas_;
-  std::vector<std::string> podNames_;
-  std::map<std::string, uint64_t> boundAt_;
-  std::vector<json> leaseHistory_;
+  std::vector<std::string> pod_names_;
+  std::map<std::string, uint64_t> bound_at_;
+  std::vector<json> lease_history_;
 };
 
 TEST_F(LeaderElection, ExactlyOneReplicaBindsAndTheLeaseNamesIt) {
@@ -293,7 +293,7 @@ TEST_F(LeaderElection, ExactlyOneReplicaBindsAndTheLeaseNamesIt) {
       test::eventually([&] { return lease()["spec"].value("renewTime", "") != firstRenewal; }, 5s));
 
   expectEveryPodBoundOnce();
-  EXPECT_EQ(bindingsThrough(leader).size(), podNames_.size());
+  EXPECT_EQ(bindingsThrough(leader).size(), pod_names_.size());
   for (size_t i = 0; i < replicas_.size(); ++i) {
     if (static_cast<int>(i) == leader) continue;
     EXPECT_EQ(replicas_[i].process->log().find("Started leading"), std::string::npos)

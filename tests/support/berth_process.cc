@@ -132,15 +132,15 @@ util::Result<std::unique_ptr<BerthProcess>> BerthProcess::spawn(
 }
 
 BerthProcess::~BerthProcess() {
-  if (!exitCode_) kill();
+  if (!exit_code_) kill();
 }
 
 void BerthProcess::reaped(int status) {
-  exitCode_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 bool BerthProcess::running() {
-  if (exitCode_) return false;
+  if (exit_code_) return false;
   int status = 0;
   if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
   reaped(status);
@@ -153,7 +153,7 @@ std::optional<int> BerthProcess::waitForExit(std::chrono::milliseconds limit) {
     if (std::chrono::steady_clock::now() >= deadline) return std::nullopt;
     std::this_thread::sleep_for(10ms);
   }
-  return exitCode_;
+  return exit_code_;
 }
 
 int BerthProcess::terminate(std::chrono::milliseconds limit) {
@@ -164,14 +164,14 @@ int BerthProcess::terminate(std::chrono::milliseconds limit) {
 }
 
 void BerthProcess::kill() {
-  if (exitCode_) return;
+  if (exit_code_) return;
   ::kill(pid_, SIGKILL);
   int status = 0;
   if (::waitpid(pid_, &status, 0) == pid_) reaped(status);
 }
 
 std::string BerthProcess::log() const {
-  std::ifstream in(logPath_);
+  std::ifstream in(log_path_);
   std::stringstream text;
   text << in.rdbuf();
   return text.str();

@@ -47,12 +47,12 @@ class BerthProcess {
   BerthProcess& operator=(const BerthProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  const std::string& logPath() const { return logPath_; }
+  const std::string& logPath() const { return log_path_; }
 
   // Reaps the process if it has exited; true while it runs.
   bool running();
   // The exit code once reaped (128 + signal number when a signal ended it).
-  std::optional<int> exitCode() const { return exitCode_; }
+  std::optional<int> exitCode() const { return exit_code_; }
   // Waits up to `limit` for the process to exit; its exit code, or nullopt if it still runs.
   std::optional<int> waitForExit(std::chrono::milliseconds limit);
   // SIGTERM, then waits up to `limit`: the exit code, or -1 when it did not exit in time (it is
@@ -71,12 +71,12 @@ class BerthProcess {
                                             std::chrono::milliseconds limit);
 
  private:
-  BerthProcess(pid_t pid, std::string logPath) : pid_(pid), logPath_(std::move(logPath)) {}
+  BerthProcess(pid_t pid, std::string logPath) : pid_(pid), log_path_(std::move(logPath)) {}
   void reaped(int status);
 
   pid_t pid_;
-  std::string logPath_;
-  std::optional<int> exitCode_;
+  std::string log_path_;
+  std::optional<int> exit_code_;
 };
 
 using BerthProcessPtr = std::unique_ptr<BerthProcess>;

@@ -9,13 +9,13 @@
 
 namespace berth::test {
 
-TcpRelay::TcpRelay(uint16_t upstreamPort) : upstreamPort_(upstreamPort) {
-  if (listener_.port() != 0) acceptThread_ = std::thread([this] { acceptLoop(); });
+TcpRelay::TcpRelay(uint16_t upstreamPort) : upstream_port_(upstreamPort) {
+  if (listener_.port() != 0) accept_thread_ = std::thread([this] { acceptLoop(); });
 }
 
 TcpRelay::~TcpRelay() {
   stopping_ = true;
-  if (acceptThread_.joinable()) acceptThread_.join();
+  if (accept_thread_.joinable()) accept_thread_.join();
   for (std::thread& t : relays_) t.join();
 }
 
@@ -40,7 +40,7 @@ void TcpRelay::acceptLoop() {
     if (::poll(&p, 1, 20) <= 0) continue;
     const int client = ::accept4(listener_.fd(), nullptr, nullptr, SOCK_CLOEXEC);
     if (client < 0) continue;
-    const int upstream = connectLoopback(upstreamPort_);
+    const int upstream = connectLoopback(upstream_port_);
     if (upstream < 0) {
       ::close(client);
       continue;

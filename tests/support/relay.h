@@ -42,11 +42,11 @@ class TcpRelay {
   void acceptLoop();
   void relay(Link& link);
 
-  const uint16_t upstreamPort_;
+  const uint16_t upstream_port_;
   LoopbackListener listener_;
   std::atomic<bool> stopping_{false};
   std::atomic<int> accepted_{0};
-  std::thread acceptThread_;
+  std::thread accept_thread_;
   std::vector<std::thread> relays_;  // touched by the accept thread only, until it is joined
   std::mutex mu_;
   std::list<Link> links_;  // a list: relay threads hold references to their link

@@ -44,7 +44,7 @@ class TestClient {
   static constexpr std::chrono::seconds kDeadline{10};
 
   explicit TestClient(uint16_t port, std::optional<ClientTls> tls = std::nullopt)
-      : port_(port), tlsOptions_(std::move(tls)) {}
+      : port_(port), tls_options_(std::move(tls)) {}
 
   // Connects (and handshakes); "" on success, else the error.
   std::string connect() {
@@ -58,15 +58,15 @@ class TestClient {
     if (ec) {
       return ec.message();
     }
-    if (!tlsOptions_) {
+    if (!tls_options_) {
       return "";
     }
     ctx_ = std::make_unique<ssl::context>(ssl::context::tls_client);
-    ctx_->add_certificate_authority(net::buffer(tlsOptions_->caPem), ec);
+    ctx_->add_certificate_authority(net::buffer(tls_options_->caPem), ec);
     ctx_->set_verify_mode(ssl::verify_peer);
-    if (!tlsOptions_->certificatePem.empty()) {
-      ctx_->use_certificate_chain(net::buffer(tlsOptions_->certificatePem), ec);
-      ctx_->use_private_key(net::buffer(tlsOptions_->privateKeyPem), ssl::context::pem, ec);
+    if (!tls_options_->certificatePem.empty()) {
+      ctx_->use_certificate_chain(net::buffer(tls_options_->certificatePem), ec);
+      ctx_->use_private_key(net::buffer(tls_options_->privateKeyPem), ssl::context::pem, ec);
     }
     tls_ = std::make_unique<ssl::stream<tcp::socket&>>(*socket_, *ctx_);
     SSL_set_tlsext_host_name(tls_->native_handle(), "localhost");
@@ -75,7 +75,7 @@ class TestClient {
       tls_->async_handshake(ssl::stream_base::client,
                             [done](boost::system::error_code e) { done(e); });
     });
-    if (!ec && tlsOptions_->certificatePem.empty()) {
+    if (!ec && tls_options_->certificatePem.empty()) {
       return "";
     }
     if (ec) {
@@ -137,16 +137,16 @@ class TestClient {
     parser_ = std::make_unique<http::response_parser<http::empty_body>>();
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
     chunks_.clear();
-    onChunkHeader_ = [this](uint64_t, boost::beast::string_view, boost::system::error_code&) {
+    on_chunk_header_ = [this](uint64_t, boost::beast::string_view, boost::system::error_code&) {
       chunks_.emplace_back();
     };
-    onChunk_ = [this](uint64_t, boost::beast::string_view body, boost::system::error_code&) {
+    on_chunk_ = [this](uint64_t, boost::beast::string_view body, boost::system::error_code&) {
       pending_.append(body.data(), body.size());
       chunks_.back().append(body.data(), body.size());
       return body.size();
     };
-    parser_->on_chunk_header(onChunkHeader_);
-    parser_->on_chunk_body(onChunk_);
+    parser_->on_chunk_header(on_chunk_header_);
+    parser_->on_chunk_body(on_chunk_);
     boost::system::error_code ec = withStream([&](auto& stream) {
       return run([&](auto done) {
         http::async_read_header(stream, buffer_, *parser_,
@@ -157,14 +157,14 @@ class TestClient {
       close();
       return 0;
     }
-    watchHeaders_.clear();
+    watch_headers_.clear();
     for (const auto& field : parser_->get()) {
-      watchHeaders_[std::string(field.name_string())] = std::string(field.value());
+      watch_headers_[std::string(field.name_string())] = std::string(field.value());
     }
     return static_cast<int>(parser_->get().result_int());
   }
 
-  const std::map<std::string, std::string>& watchHeaders() const { return watchHeaders_; }
+  const std::map<std::string, std::string>& watchHeaders() const { return watch_headers_; }
   // The bodies of the watch stream's chunks read so far (the final, empty one included).
   const std::vector<std::string>& chunks() const { return chunks_; }
 
@@ -194,7 +194,7 @@ class TestClient {
         return std::nullopt;
       }
       if (ec) {
-        closedByPeer_ = true;
+        closed_by_peer_ = true;
         close();
         return std::nullopt;
       }
@@ -204,7 +204,7 @@ class TestClient {
   // Whether the last nextLine() saw the stream's final chunk.
   bool ended() const { return ended_; }
   // Whether the server closed the connection during a watch.
-  bool closedByPeer() const { return closedByPeer_; }
+  bool closedByPeer() const { return closed_by_peer_; }
 
   void close() {
     tls_.reset();
@@ -268,21 +268,21 @@ class TestClient {
   }
 
   uint16_t port_;
-  std::optional<ClientTls> tlsOptions_;
+  std::optional<ClientTls> tls_options_;
   net::io_context ioc_;
   std::unique_ptr<tcp::socket> socket_;
   std::unique_ptr<ssl::context> ctx_;
   std::unique_ptr<ssl::stream<tcp::socket&>> tls_;
   boost::beast::flat_buffer buffer_;
   std::unique_ptr<http::response_parser<http::empty_body>> parser_;
-  std::function<size_t(uint64_t, boost::beast::string_view, boost::system::error_code&)> onChunk_;
+  std::function<size_t(uint64_t, boost::beast::string_view, boost::system::error_code&)> on_chunk_;
   std::function<void(uint64_t, boost::beast::string_view, boost::system::error_code&)>
-      onChunkHeader_;
+      on_chunk_header_;
   std::vector<std::string> chunks_;
-  std::map<std::string, std::string> watchHeaders_;
+  std::map<std::string, std::string> watch_headers_;
   std::string pending_;
   bool ended_ = false;
-  bool closedByPeer_ = false;
+  bool closed_by_peer_ = false;
 };
 
 }  // namespace berth::test

@@ -45,10 +45,10 @@ class FakeLeaseClient : public LeaseClient {
   }
   client::ApiResult<json> update(const std::string& ns, const std::string& name, const json& lease,
                                  std::stop_token stop) override {
-    if (auto hook = std::exchange(beforeUpdate_, nullptr)) hook();
-    if (hangUpdates_) {
+    if (auto hook = std::exchange(before_update_, nullptr)) hook();
+    if (hang_updates_) {
       // A call that never answers: only its stop token (or 30 s) ends it.
-      if (!util::sleepFor(seconds(30), stop)) ++cancelledUpdates_;
+      if (!util::sleepFor(seconds(30), stop)) ++cancelled_updates_;
       return client::connectionFailure("context deadline exceeded");
     }
     std::lock_guard lock(mu_);
@@ -84,10 +84,10 @@ class FakeLeaseClient : public LeaseClient {
     std::lock_guard lock(mu_);
     partitioned_ = on;
   }
-  void beforeNextUpdate(std::function<void()> hook) { beforeUpdate_ = std::move(hook); }
+  void beforeNextUpdate(std::function<void()> hook) { before_update_ = std::move(hook); }
   // Set before the elector steps (not read under the lock).
-  void hangUpdates(bool on) { hangUpdates_ = on; }
-  int cancelledUpdates() const { return cancelledUpdates_.load(); }
+  void hangUpdates(bool on) { hang_updates_ = on; }
+  int cancelledUpdates() const { return cancelled_updates_.load(); }
   int gets() {
     std::lock_guard lock(mu_);
     return gets_;
@@ -111,9 +111,9 @@ class FakeLeaseClient : public LeaseClient {
   int version_ = 100;
   int gets_ = 0;
   bool partitioned_ = false;
-  bool hangUpdates_ = false;
-  std::atomic<int> cancelledUpdates_{0};
-  std::function<void()> beforeUpdate_;
+  bool hang_updates_ = false;
+  std::atomic<int> cancelled_updates_{0};
+  std::function<void()> before_update_;
 };
 
 // An elector over the fake with counted callbacks and no jitter.

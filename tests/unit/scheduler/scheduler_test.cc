@@ -13,8 +13,8 @@
 #include <vector>
 
 #include "tests/support/berth_process.h"
-#include "tests/support/eventually.h"
 #include "tests/support/builders.h"
+#include "tests/support/eventually.h"
 
 namespace berth::scheduler {
 namespace {
@@ -101,7 +101,7 @@ class FakeClusterApi final : public ClusterApi {
   util::Result<void> patchPodStatus(const std::string& ns, const std::string& name,
                                     const nlohmann::json& patch) override {
     std::lock_guard lock(mu_);
-    statusPatches_.emplace_back(ns + "/" + name, patch);
+    status_patches_.emplace_back(ns + "/" + name, patch);
     return {};
   }
   util::Result<void> deletePod(const std::string&, const std::string&,
@@ -119,14 +119,14 @@ class FakeClusterApi final : public ClusterApi {
   }
   std::vector<std::pair<std::string, nlohmann::json>> statusPatches() const {
     std::lock_guard lock(mu_);
-    return statusPatches_;
+    return status_patches_;
   }
 
  private:
   mutable std::mutex mu_;
   std::vector<std::pair<std::string, std::string>> binds_;
   std::vector<Event> events_;
-  std::vector<std::pair<std::string, nlohmann::json>> statusPatches_;
+  std::vector<std::pair<std::string, nlohmann::json>> status_patches_;
 };
 
 class CountingObserver final : public Observer {
