@@ -126,4 +126,30 @@ scheduler::Feeds informerFeeds(client::RestClient& client) {
   return feeds;
 }
 
+namespace {
+
+leaderelection::LeaseResult leaseResult(client::ApiResult<nlohmann::json> answer) {
+  if (answer.ok()) return std::move(*answer);
+  return leaderelection::LeaseFailure{answer.error().isNotFound(), answer.error().toString()};
+}
+
+}  // namespace
+
+leaderelection::LeaseResult RestLeaseClient::get(const std::string& ns, const std::string& name,
+                                                 std::stop_token stop) {
+  return leaseResult(rest_.get(client::kLeases, ns, name, {}, std::move(stop)));
+}
+
+leaderelection::LeaseResult RestLeaseClient::create(const std::string& ns,
+                                                    const nlohmann::json& lease,
+                                                    std::stop_token stop) {
+  return leaseResult(rest_.create(client::kLeases, ns, lease, std::move(stop)));
+}
+
+leaderelection::LeaseResult RestLeaseClient::update(const std::string& ns, const std::string& name,
+                                                    const nlohmann::json& lease,
+                                                    std::stop_token stop) {
+  return leaseResult(rest_.update(client::kLeases, ns, name, lease, {}, std::move(stop)));
+}
+
 }  // namespace berth::cmd

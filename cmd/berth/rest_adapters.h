@@ -1,7 +1,8 @@
 #pragma once
 // The daemon's adapters from the scheduler's interfaces onto the API server: ClusterApi over
 // client::RestClient (the Binding of a scheduling decision, the PodScheduled=False condition,
-// Events, the read-back of a pod) and the pod and node Feeds over informers.
+// Events, the read-back of a pod), the pod and node Feeds over informers, and leader election's
+// LeaseClient.
 
 #include <memory>
 #include <optional>
@@ -10,6 +11,7 @@
 #include "pkg/api/types.h"
 #include "pkg/client/rest.h"
 #include "pkg/events/recorder.h"
+#include "pkg/leaderelection/lease_client.h"
 #include "pkg/scheduler/cluster_api.h"
 #include "pkg/scheduler/feeds.h"
 
@@ -50,5 +52,23 @@ events::Api discoverEventsApi(client::RestClient& client);
 
 // Informers on every non-terminal pod and every node, as kube-scheduler's.
 scheduler::Feeds informerFeeds(client::RestClient& client);
+
+// Leases through kube-apiserver. A hung call is bounded by the RestClient's requestTimeout and
+// retries, so the daemon should give this client a requestTimeout below the renew deadline.
+class RestLeaseClient final : public leaderelection::LeaseClient {
+ public:
+  explicit RestLeaseClient(client::RestClient& rest) : rest_(rest) {}
+
+  // leaderelection::LeaseClient
+  leaderelection::LeaseResult get(const std::string& ns, const std::string& name,
+                                  std::stop_token stop) override;
+  leaderelection::LeaseResult create(const std::string& ns, const nlohmann::json& lease,
+                                     std::stop_token stop) override;
+  leaderelection::LeaseResult update(const std::string& ns, const std::string& name,
+                                     const nlohmann::json& lease, std::stop_token stop) override;
+
+ private:
+  client::RestClient& rest_;
+};
 
 }  // namespace berth::cmd

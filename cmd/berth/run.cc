@@ -14,7 +14,6 @@
 #include "cmd/berth/rest_adapters.h"
 #include "pkg/client/rest.h"
 #include "pkg/leaderelection/leader_elector.h"
-#include "pkg/leaderelection/lease_client.h"
 #include "pkg/log/log.h"
 #include "pkg/metrics/metrics.h"
 #include "pkg/plugins/registry.h"
@@ -226,7 +225,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   // rate limiter, and a hung call must fail within the renew deadline rather than be retried.
   const config::LeaderElection& le = settings.config.leaderElection;
   std::unique_ptr<client::RestClient> leaseRest;
-  std::unique_ptr<leaderelection::RestLeaseClient> leaseClient;
+  std::unique_ptr<RestLeaseClient> leaseClient;
   util::RealClock clock;
   std::unique_ptr<leaderelection::LeaderElector> elector;
   LeaderGate gate(stop);
@@ -240,7 +239,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     auto created = client::RestClient::create(restConfig, leaseOptions);
     if (!created.ok()) return fail(created.error().message);
     leaseRest = std::move(*created);
-    leaseClient = std::make_unique<leaderelection::RestLeaseClient>(*leaseRest);
+    leaseClient = std::make_unique<RestLeaseClient>(*leaseRest);
     leaderelection::Callbacks callbacks;
     callbacks.onStartedLeading = [&gate] { gate.startedLeading(); };
     callbacks.onStoppedLeading = [&gate] { gate.stoppedLeading(); };

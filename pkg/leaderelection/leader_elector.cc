@@ -190,15 +190,15 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
 
   auto got = client_.get(config_.namespace_, config_.name, stop);
   if (!got) {
-    if (!got.error().isNotFound()) {
-      log::error(got.error().toString(), "error retrieving resource lock", {{"lease", desc_}});
+    if (!got.error().notFound) {
+      log::error(got.error().message, "error retrieving resource lock", {{"lease", desc_}});
       return false;
     }
     const json lease = api::encodeLease({config_.namespace_, config_.name, record});
     const json& spec = lease["spec"];
     auto created = client_.create(config_.namespace_, lease, stop);
     if (!created) {
-      log::error(created.error().toString(), "error initially creating leader election record",
+      log::error(created.error().message, "error initially creating leader election record",
                  {{"lease", desc_}});
       return false;
     }
@@ -251,7 +251,7 @@ bool LeaderElector::update(const LeaderElectionRecord& record, std::stop_token s
   lease["spec"] = encodeLeaseSpec(record);
   auto updated = client_.update(config_.namespace_, config_.name, lease, std::move(stop));
   if (!updated) {
-    log::error(updated.error().toString(), what, {{"lease", desc_}});
+    log::error(updated.error().message, what, {{"lease", desc_}});
     return false;
   }
   lease_ = std::move(*updated);

@@ -26,33 +26,31 @@ using std::chrono::seconds;
 // (to let another candidate win a race).
 class FakeLeaseClient : public LeaseClient {
  public:
-  client::ApiResult<json> get(const std::string& ns, const std::string& name,
-                              std::stop_token) override {
+  LeaseResult get(const std::string& ns, const std::string& name, std::stop_token) override {
     std::lock_guard lock(mu_);
     ++gets_;
-    if (partitioned_) return client::connectionFailure("connection refused");
+    if (partitioned_) return LeaseFailure{false, "connection refused"};
     auto it = leases_.find(ns + "/" + name);
     if (it == leases_.end()) return failure(404, "NotFound");
     return it->second;
   }
-  client::ApiResult<json> create(const std::string& ns, const json& lease,
-                                 std::stop_token) override {
+  LeaseResult create(const std::string& ns, const json& lease, std::stop_token) override {
     std::lock_guard lock(mu_);
-    if (partitioned_) return client::connectionFailure("connection refused");
+    if (partitioned_) return LeaseFailure{false, "connection refused"};
     const std::string key = ns + "/" + lease["metadata"]["name"].get<std::string>();
     if (leases_.contains(key)) return failure(409, "AlreadyExists");
     return store(key, lease);
   }
-  client::ApiResult<json> update(const std::string& ns, const std::string& name, const json& lease,
-                                 std::stop_token stop) override {
+  LeaseResult update(const std::string& ns, const std::string& name, const json& lease,
+                     std::stop_token stop) override {
     if (auto hook = std::exchange(before_update_, nullptr)) hook();
     if (hang_updates_) {
       // A call that never answers: only its stop token (or 30 s) ends it.
       if (!util::sleepFor(seconds(30), stop)) ++cancelled_updates_;
-      return client::connectionFailure("context deadline exceeded");
+      return LeaseFailure{false, "context deadline exceeded"};
     }
     std::lock_guard lock(mu_);
-    if (partitioned_) return client::connectionFailure("connection refused");
+    if (partitioned_) return LeaseFailure{false, "connection refused"};
     const std::string key = ns + "/" + name;
     auto it = leases_.find(key);
     if (it == leases_.end()) return failure(404, "NotFound");
@@ -94,11 +92,8 @@ class FakeLeaseClient : public LeaseClient {
   }
 
  private:
-  static client::ApiFailure failure(int code, std::string reason) {
-    client::ApiFailure f;
-    f.code = code;
-    f.reason = std::move(reason);
-    return f;
+  static LeaseFailure failure(int code, const std::string& reason) {
+    return LeaseFailure{code == 404, std::to_string(code) + " " + reason};
   }
   json store(const std::string& key, json lease) {
     lease["metadata"]["resourceVersion"] = std::to_string(++version_);
