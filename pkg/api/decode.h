@@ -15,6 +15,7 @@
 #include "pkg/api/encode.h"
 #include "pkg/api/object_file.h"
 #include "pkg/api/types.h"
+#include "pkg/api/yaml.h"
 #include "pkg/util/result.h"
 
 namespace berth::api {
@@ -26,10 +27,6 @@ util::Result<Node> decodeNode(const nlohmann::json& j);
 util::Result<Timestamp> parseTimestamp(std::string_view text);
 std::string formatTimestamp(Timestamp t);       // seconds: metav1.Time
 std::string formatMicroTimestamp(Timestamp t);  // microseconds: metav1.MicroTime
-
-// Parses JSON or YAML text (a single document or a multi-document YAML stream) into JSON values.
-// YAML scalars are typed as sigs.k8s.io/yaml does (plain 2 is a number, "2" a string, true a bool).
-util::Result<std::vector<nlohmann::json>> parseDocuments(std::string_view text);
 
 // How messages name an object: "default/web-1", "n1" or "<unknown>".
 std::string objectKey(const nlohmann::json& obj);
