@@ -16,6 +16,7 @@
 #include "pkg/api/object_file.h"
 #include "pkg/api/time.h"
 #include "pkg/api/types.h"
+#include "pkg/api/yaml.h"
 #include "pkg/util/result.h"
 
 namespace berth::api {
@@ -23,9 +24,6 @@ namespace berth::api {
 util::Result<Pod> decodePod(const nlohmann::json& j);
 util::Result<Node> decodeNode(const nlohmann::json& j);
 
-// Parses JSON or YAML text (a single document or a multi-document YAML stream) into JSON values.
-// YAML scalars are typed as sigs.k8s.io/yaml does (plain 2 is a number, "2" a string, true a bool).
-util::Result<std::vector<nlohmann::json>> parseDocuments(std::string_view text);
 
 // How messages name an object: "default/web-1", "n1" or "<unknown>".
 std::string objectKey(const nlohmann::json& obj);

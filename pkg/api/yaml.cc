@@ -1,6 +1,8 @@
-// parseDocuments: JSON or YAML text to JSON values. YAML goes through yaml-cpp's node tree and is
+// JSON or YAML text to JSON values (see yaml.h). YAML goes through yaml-cpp's node tree and is
 // converted the way sigs.k8s.io/yaml's YAMLToJSON does it (goyaml.v2 resolution of plain scalars,
-// then encoding/json's rules for numbers), so a file means the same here as it does to kubectl.
+// then encoding/json's rules for numbers).
+
+#include "pkg/api/yaml.h"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
@@ -11,6 +13,7 @@
 #include <exception>
 #include <limits>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <string_view>
@@ -18,12 +21,8 @@
 #include <utility>
 #include <vector>
 
-#include "pkg/api/decode.h"
-
 namespace berth::api {
 namespace {
-
-using nlohmann::json;
 
 // Deeper nesting than this is not a Kubernetes object; the limit keeps recursion (and alias
 // cycles, which yaml-cpp represents as cyclic node graphs) from exhausting the stack.
@@ -34,6 +33,15 @@ struct YamlError {
   YAML::Mark mark;
   std::string message;
 };
+
+// A key given twice in one mapping under strict decoding, by its path ("a.b[0].c").
+struct DuplicateField {
+  std::string path;
+};
+
+util::Error duplicateFieldError(const std::string& path) {
+  return util::invalidArgument(path + ": duplicate field");
+}
 
 util::Error yamlError(const YAML::Mark& mark, std::string_view message) {
   std::string m = "invalid YAML";
@@ -309,13 +317,14 @@ std::string formatFloatKey(double v) {
 
 constexpr std::string_view kTagPrefix = "tag:yaml.org,2002:";
 
+template <class Json>
 class Converter {
  public:
   // Each node costs one unit; aliases are expanded, so a budget proportional to the input stops
   // exponential alias bombs without limiting honest files.
-  explicit Converter(size_t input_size) : budget_(input_size * 4 + 4096) {}
+  Converter(size_t input_size, bool strict) : budget_(input_size * 4 + 4096), strict_(strict) {}
 
-  json value(const YAML::Node& node, int depth) {
+  Json value(const YAML::Node& node, int depth) {
     if (depth > kMaxDepth) {
       throw YamlError{node.Mark(), "document nests too deeply"};
     }
@@ -330,21 +339,30 @@ class Converter {
       case YAML::NodeType::Scalar:
         return scalarValue(node);
       case YAML::NodeType::Sequence: {
-        json out = json::array();
+        Json out = Json::array();
         for (const auto& item : node) {
+          const size_t mark = enter(out.size());
           out.push_back(value(item, depth + 1));
+          path_.resize(mark);
         }
         return out;
       }
       case YAML::NodeType::Map: {
-        json out = json::object();
+        Json out = Json::object();
         for (const auto& entry : node) {
           const YAML::Node& k = entry.first;
           if (k.IsScalar() && k.Tag() == "?" && k.Scalar() == "<<") {
             merge(entry.second, out, depth + 1);
             continue;
           }
-          out[key(k)] = value(entry.second, depth + 1);
+          std::string name = key(k);
+          const size_t mark = enter(name);
+          if (strict_ && out.contains(name)) {
+            throw DuplicateField{path_};
+          }
+          Json v = value(entry.second, depth + 1);
+          out[std::move(name)] = std::move(v);
+          path_.resize(mark);
         }
         return out;
       }
@@ -353,11 +371,28 @@ class Converter {
   }
 
  private:
+  // Strict decoding reports a duplicate by its path, so it is kept (as config's child() and
+  // index() spell it) only then. Returns the length to restore.
+  size_t enter(const std::string& key) {
+    const size_t mark = path_.size();
+    if (strict_) {
+      path_ += (mark == 0 ? "" : ".") + key;
+    }
+    return mark;
+  }
+  size_t enter(size_t index) {
+    const size_t mark = path_.size();
+    if (strict_) {
+      path_ += "[" + std::to_string(index) + "]";
+    }
+    return mark;
+  }
+
   // "<<: *base" or "<<: [*a, *b]": goyaml.v2 copies the entries in, overwriting keys set so far,
   // and for a list applies the last map first so that earlier maps win.
-  void merge(const YAML::Node& source, json& out, int depth) {
+  void merge(const YAML::Node& source, Json& out, int depth) {
     if (source.IsMap()) {
-      json merged = value(source, depth);
+      Json merged = value(source, depth);
       for (auto& [k, v] : merged.items()) {
         out[k] = v;
       }
@@ -425,7 +460,7 @@ class Converter {
                     "cannot decode !!" + got + " `" + node.Scalar() + "` as a !!" + want};
   }
 
-  static json scalarValue(const YAML::Node& node) {
+  static Json scalarValue(const YAML::Node& node) {
     const Scalar r = resolve(node);
     switch (r.kind) {
       case Scalar::Kind::Null:
@@ -446,7 +481,7 @@ class Converter {
 
   // encoding/json writes an integral float64 without a fraction ("80", not "80.0"), so after the
   // round trip through JSON text it decodes as an integer; keep it an integer here too.
-  static json floatValue(const YAML::Node& node, double f) {
+  static Json floatValue(const YAML::Node& node, double f) {
     if (std::isnan(f) || std::isinf(f)) {
       throw YamlError{node.Mark(),
                       "unsupported value: " + node.Scalar() + " (JSON has no NaN or infinity)"};
@@ -489,6 +524,8 @@ class Converter {
   }
 
   size_t budget_;
+  bool strict_;
+  std::string path_;
 };
 
 // goyaml.v2 rejects input that is not UTF-8 or holds control characters; yaml-cpp does not, and
@@ -551,31 +588,110 @@ std::optional<util::Error> checkYamlText(std::string_view text) {
   return std::nullopt;
 }
 
-util::Result<std::vector<json>> parseJson(std::string_view text) {
+// Follows nlohmann's parse events to name the first key given twice in one object by its path.
+// nlohmann keeps the last value of such a key; Go's strict decoding rejects it.
+template <class Json>
+class DuplicateKeyFinder {
+ public:
+  bool onEvent(nlohmann::json::parse_event_t event, const Json& parsed) {
+    using Event = nlohmann::json::parse_event_t;
+    switch (event) {
+      case Event::object_start:
+      case Event::array_start:
+        frames_.push_back({event == Event::array_start, 0, {}, {}});
+        break;
+      case Event::object_end:
+      case Event::array_end:
+        if (!frames_.empty()) {
+          frames_.pop_back();
+        }
+        nextElement();
+        break;
+      case Event::key:
+        if (!frames_.empty() && parsed.is_string()) {
+          Frame& top = frames_.back();
+          top.key = parsed.template get<std::string>();
+          if (!top.keys.insert(top.key).second && !duplicate_) {
+            duplicate_ = path();
+          }
+        }
+        break;
+      case Event::value:
+        nextElement();
+        break;
+    }
+    return true;
+  }
+
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+ private:
+  struct Frame {
+    bool array = false;
+    size_t index = 0;
+    std::string key;
+    std::set<std::string> keys;
+  };
+
+  void nextElement() {
+    if (!frames_.empty() && frames_.back().array) {
+      ++frames_.back().index;
+    }
+  }
+
+  std::string path() const {
+    std::string p;
+    for (const Frame& f : frames_) {
+      p += f.array ? "[" + std::to_string(f.index) + "]" : (p.empty() ? "" : ".") + f.key;
+    }
+    return p;
+  }
+
+  std::vector<Frame> frames_;
+  std::optional<std::string> duplicate_;
+};
+
+// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ...".
+// "last read" quotes raw input, possibly cut inside a UTF-8 sequence: keep the message ASCII so it
+// can itself be written as JSON (events, JSON logs).
+util::Error jsonError(std::string_view what) {
+  if (const size_t close = what.find("] "); close != std::string_view::npos) {
+    what.remove_prefix(close + 2);
+  }
+  std::string message = "invalid JSON: ";
+  for (char c : what) {
+    if (static_cast<unsigned char>(c) < 0x80) {
+      message += c;
+    } else {
+      static constexpr char kHex[] = "0123456789abcdef";
+      message += "\\x";
+      message += kHex[static_cast<unsigned char>(c) >> 4];
+      message += kHex[static_cast<unsigned char>(c) & 0xf];
+    }
+  }
+  return util::invalidArgument(std::move(message));
+}
+
+template <class Json>
+util::Result<std::vector<Json>> parseJson(std::string_view text, const ParseOptions& options) {
   try {
-    std::vector<json> docs;
-    docs.push_back(json::parse(text.begin(), text.end()));
+    std::vector<Json> docs;
+    if (!options.reject_duplicate_keys) {
+      docs.push_back(Json::parse(text.begin(), text.end()));
+      return docs;
+    }
+    DuplicateKeyFinder<Json> finder;
+    typename Json::parser_callback_t callback = [&finder](int, nlohmann::json::parse_event_t event,
+                                                          Json& parsed) {
+      return finder.onEvent(event, parsed);
+    };
+    docs.push_back(Json::parse(text.begin(), text.end(), callback));
+    if (finder.duplicate()) {
+      return duplicateFieldError(*finder.duplicate());
+    }
     return docs;
-  } catch (const json::parse_error& e) {
-    // what() is "[json.exception.parse_error.101] parse error at line 1, column 2: ..."
-    std::string_view what = e.what();
-    if (const size_t close = what.find("] "); close != std::string_view::npos) {
-      what.remove_prefix(close + 2);
-    }
-    // "last read" quotes raw input, possibly cut inside a UTF-8 sequence: keep the message ASCII so
-    // it can itself be written as JSON (events, JSON logs).
-    std::string message = "invalid JSON: ";
-    for (char c : what) {
-      if (static_cast<unsigned char>(c) < 0x80) {
-        message += c;
-      } else {
-        static constexpr char kHex[] = "0123456789abcdef";
-        message += "\\x";
-        message += kHex[static_cast<unsigned char>(c) >> 4];
-        message += kHex[static_cast<unsigned char>(c) & 0xf];
-      }
-    }
-    return util::invalidArgument(std::move(message));
+  } catch (const nlohmann::json::parse_error& e) {
+    return jsonError(e.what());
   } catch (const std::exception& e) {
     return util::invalidArgument(std::string("invalid JSON: ") + e.what());
   }
@@ -612,7 +728,11 @@ class ProgressCheck final : public YAML::EventHandler {
   bool stuck_ = false;
 };
 
-util::Result<std::vector<json>> parseYaml(std::string_view text) {
+// A stream of several documents is refused when one is expected, counting empty ones, since a
+// stray "---" more likely means a file pasted together than an intended empty document.
+template <class Json>
+util::Result<std::vector<Json>> parseYaml(std::string_view text, const ParseOptions& options,
+                                          bool one_document) {
   if (auto err = checkYamlText(text)) {
     return *err;
   }
@@ -629,8 +749,11 @@ util::Result<std::vector<json>> parseYaml(std::string_view text) {
       }
     }
     const std::vector<YAML::Node> nodes = YAML::LoadAll(input);
-    Converter converter(text.size());
-    std::vector<json> docs;
+    if (one_document && nodes.size() > 1) {
+      return util::invalidArgument("expected one YAML document, found several");
+    }
+    Converter<Json> converter(text.size(), options.reject_duplicate_keys);
+    std::vector<Json> docs;
     for (const YAML::Node& node : nodes) {
       if (node.IsNull() || !node.IsDefined()) {
         continue;  // an empty document ("---" followed by nothing or only comments)
@@ -638,6 +761,8 @@ util::Result<std::vector<json>> parseYaml(std::string_view text) {
       docs.push_back(converter.value(node, 0));
     }
     return docs;
+  } catch (const DuplicateField& e) {
+    return duplicateFieldError(e.path);
   } catch (const YamlError& e) {
     return yamlError(e.mark, e.message);
   } catch (const YAML::Exception& e) {
@@ -647,9 +772,9 @@ util::Result<std::vector<json>> parseYaml(std::string_view text) {
   }
 }
 
-}  // namespace
-
-util::Result<std::vector<json>> parseDocuments(std::string_view text) {
+template <class Json>
+util::Result<std::vector<Json>> parse(std::string_view text, const ParseOptions& options,
+                                      bool one_document) {
   size_t i = 0;
   if (text.substr(0, 3) == "\xEF\xBB\xBF") {
     i = 3;  // UTF-8 byte order mark
@@ -659,9 +784,28 @@ util::Result<std::vector<json>> parseDocuments(std::string_view text) {
     ++i;
   }
   if (i < text.size() && (text[i] == '{' || text[i] == '[')) {
-    return parseJson(text);
+    return parseJson<Json>(text, options);
   }
-  return parseYaml(text);
+  return parseYaml<Json>(text, options, one_document);
+}
+
+}  // namespace
+
+util::Result<std::vector<nlohmann::json>> parseDocuments(std::string_view text,
+                                                         const ParseOptions& options) {
+  return parse<nlohmann::json>(text, options, /*one_document=*/false);
+}
+
+util::Result<nlohmann::ordered_json> parseOneDocument(std::string_view text,
+                                                      const ParseOptions& options) {
+  auto docs = parse<nlohmann::ordered_json>(text, options, /*one_document=*/true);
+  if (!docs.ok()) {
+    return docs.error();
+  }
+  if (docs->empty()) {
+    return nlohmann::ordered_json();
+  }
+  return std::move(docs->front());
 }
 
 }  // namespace berth::api

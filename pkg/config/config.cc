@@ -6,8 +6,8 @@
 #include <map>
 #include <set>
 
+#include "pkg/api/yaml.h"
 #include "pkg/config/decoder.h"
-#include "pkg/config/internal/text.h"
 #include "pkg/util/duration.h"
 #include "pkg/util/quote.h"
 
@@ -569,7 +569,7 @@ Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginArgs
 
 util::Result<Configuration> parse(std::string_view text, const std::string& prefix,
                                   const PluginArgsDecoder& decoder) {
-  auto doc = internal::parseDocument(text);
+  auto doc = api::parseOneDocument(text, {.reject_duplicate_keys = true});
   if (!doc.ok()) {
     return util::invalidArgument(prefix + ": " + doc.error().message);
   }

@@ -65,10 +65,14 @@ bool matchesDnsSubdomainRegex(std::string_view s) {
   }
 }
 
-// Upstream's RegexError: "<msg> (e.g. 'a',  or 'b', regex used for validation is '<re>')".
+// Upstream's RegexError: "<msg> (e.g. 'a',  or 'b', regex used for validation is '<re>')", or
+// only <msg> when Brief.
 std::string regexError(std::string_view msg, std::string_view re,
-                       std::initializer_list<std::string_view> examples) {
+                       std::initializer_list<std::string_view> examples, MessageStyle style) {
   std::string out(msg);
+  if (style == MessageStyle::Brief) {
+    return out;
+  }
   out += " (e.g. ";
   bool first = true;
   for (std::string_view example : examples) {
@@ -90,8 +94,8 @@ std::string maxLenError(size_t length) {
   return "must be no more than " + std::to_string(length) + " bytes";
 }
 
-std::string nameRegexError() {
-  return regexError(kLabelKeyErrMsg, kLabelKeyFmt, {"MyName", "my.name", "123-abc"});
+std::string nameRegexError(MessageStyle style) {
+  return regexError(kLabelKeyErrMsg, kLabelKeyFmt, {"MyName", "my.name", "123-abc"}, style);
 }
 
 // checkLabelKey without messages: no allocation, for the hot loop.
@@ -108,9 +112,9 @@ bool isLabelKey(std::string_view key) {
   return name.size() <= kLabelNameMaxLength && matchesNameRegex(name);  // '/' fails the regex
 }
 
-}  // namespace
-
-bool checkLabelKey(std::string_view key, std::vector<std::string>* errors) {
+// `what` names the whole for the one message that is not about a part ("a valid label key").
+bool checkQualified(std::string_view key, std::vector<std::string>* errors, MessageStyle style,
+                    std::string_view what) {
   if (errors == nullptr) {
     return isLabelKey(key);
   }
@@ -126,7 +130,7 @@ bool checkLabelKey(std::string_view key, std::vector<std::string>* errors) {
   size_t slash = key.find('/');
   if (slash != std::string_view::npos) {
     if (key.find('/', slash + 1) != std::string_view::npos) {
-      fail("a valid label key " + nameRegexError() +
+      fail(std::string(what) + " " + nameRegexError(style) +
            " with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')");
       return false;
     }
@@ -139,7 +143,8 @@ bool checkLabelKey(std::string_view key, std::vector<std::string>* errors) {
         fail("prefix part " + maxLenError(kDnsSubdomainMaxLength));
       }
       if (!matchesDnsSubdomainRegex(prefix)) {
-        fail("prefix part " + regexError(kDnsSubdomainErrMsg, kDnsSubdomainFmt, {"example.com"}));
+        fail("prefix part " +
+             regexError(kDnsSubdomainErrMsg, kDnsSubdomainFmt, {"example.com"}, style));
       }
     }
   }
@@ -149,12 +154,23 @@ bool checkLabelKey(std::string_view key, std::vector<std::string>* errors) {
     fail("name part " + maxLenError(kLabelNameMaxLength));
   }
   if (!matchesNameRegex(name)) {
-    fail("name part " + nameRegexError());
+    fail("name part " + nameRegexError(style));
   }
   return ok;
 }
 
-bool checkLabelValue(std::string_view value, std::vector<std::string>* errors) {
+}  // namespace
+
+bool checkLabelKey(std::string_view key, std::vector<std::string>* errors, MessageStyle style) {
+  return checkQualified(key, errors, style, "a valid label key");
+}
+
+bool checkQualifiedName(std::string_view name, std::vector<std::string>* errors,
+                        MessageStyle style) {
+  return checkQualified(name, errors, style, "a qualified name");
+}
+
+bool checkLabelValue(std::string_view value, std::vector<std::string>* errors, MessageStyle style) {
   bool ok = true;
   if (value.size() > kLabelValueMaxLength) {
     ok = false;
@@ -166,7 +182,7 @@ bool checkLabelValue(std::string_view value, std::vector<std::string>* errors) {
     ok = false;
     if (errors != nullptr) {
       errors->push_back(
-          regexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}));
+          regexError(kLabelValueErrMsg, kLabelValueFmt, {"MyValue", "my_value", "12345"}, style));
     }
   }
   return ok;

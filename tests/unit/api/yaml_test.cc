@@ -1,10 +1,10 @@
+#include "pkg/api/yaml.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
-
-#include "pkg/api/decode.h"
 
 namespace berth::api {
 namespace {
@@ -218,6 +218,95 @@ TEST(YamlDocuments, YamlAliasBombIsRejected) {
   auto docs = parseDocuments(text);
   ASSERT_FALSE(docs.ok());
   EXPECT_NE(docs.error().message.find("too many nodes"), std::string::npos) << docs.error().message;
+}
+
+// pkg/config once had its own converter; these are the inputs where the two disagreed, settled as
+// kube-scheduler reads its configuration (sigs.k8s.io/yaml, goyaml.v2 built with Go >= 1.13).
+TEST(YamlDocuments, OneDocumentTypesScalarsAsClusterFilesDo) {
+  struct Case {
+    std::string_view yaml;
+    nlohmann::ordered_json want;
+  };
+  const Case cases[] = {
+      {"0o17", 15},  // strconv.ParseInt base 0 takes 0o (config read the string "0o17")
+      {"017", 15},
+      {"0b101", 5},
+      {"2.0", 2},  // encoding/json writes 2, which decodes as an integer (config: 2.0)
+      {"1e3", 1000},
+      {"18446744073709551615", 18446744073709551615ULL},  // uint64 (config: a float)
+      {"18446744073709551616", 1.8446744073709552e19},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.yaml);
+    auto doc =
+        parseOneDocument("v: " + std::string(c.yaml) + "\n", {.reject_duplicate_keys = true});
+    ASSERT_TRUE(doc.ok()) << doc.error().message;
+    EXPECT_EQ((*doc)["v"], c.want);
+    EXPECT_EQ((*doc)["v"].type(), c.want.type());
+  }
+}
+
+TEST(YamlDocuments, OneDocumentResolvesKeysAndMergesAsClusterFilesDo) {
+  // Config kept key text as written and read "<<" as an ordinary key.
+  auto doc = parseOneDocument("0x10: a\nyes: b\nbase: &b {x: 1}\nm:\n  <<: *b\n  z: 2\n");
+  ASSERT_TRUE(doc.ok()) << doc.error().message;
+  EXPECT_EQ(doc->dump(), R"({"16":"a","true":"b","base":{"x":1},"m":{"x":1,"z":2}})");
+}
+
+TEST(YamlDocuments, OneDocumentRefusesWhatJsonCannotCarry) {
+  struct Case {
+    std::string_view text;
+    std::string_view error;
+  };
+  const Case cases[] = {
+      // Config read these (infinity as a double, invalid UTF-8 as bytes); goyaml.v2 and
+      // encoding/json refuse them.
+      {"v: .inf\n",
+       "invalid YAML at line 1, column 4: unsupported value: .inf (JSON has no NaN or "
+       "infinity)"},
+      {"v: \xff\n", "invalid YAML at line 1, column 4: invalid UTF-8"},
+      {"v: a\x01\n", "invalid YAML at line 1, column 5: control characters are not allowed"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto doc = parseOneDocument(c.text);
+    ASSERT_FALSE(doc.ok());
+    EXPECT_EQ(doc.error().message, c.error);
+  }
+}
+
+TEST(YamlDocuments, StrictDecodingRejectsDuplicateKeysByPath) {
+  struct Case {
+    std::string_view text;
+    std::string_view error;
+  };
+  const Case cases[] = {
+      {"a: 1\na: 2\n", "a: duplicate field"},
+      {"a:\n- b: {c: 1, c: 2}\n", "a[0].b.c: duplicate field"},
+      {"1: x\n\"1\": y\n", "1: duplicate field"},  // the same key once converted to a string
+      {R"({"a": [{"b": 1}, {"c": 1, "c": 2}]})", "a[1].c: duplicate field"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.text);
+    auto strict = parseOneDocument(c.text, {.reject_duplicate_keys = true});
+    ASSERT_FALSE(strict.ok());
+    EXPECT_EQ(strict.error().message, c.error);
+    // kubectl keeps the last value (api's converter had no rejection; config had no leniency).
+    auto lenient = parseDocuments(c.text);
+    EXPECT_TRUE(lenient.ok()) << lenient.error().message;
+  }
+}
+
+TEST(YamlDocuments, OneDocumentKeepsKeyOrderAndWantsOneDocument) {
+  auto doc = parseOneDocument("b: 1\na: 2\n");
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ(doc->dump(), R"({"b":1,"a":2})");
+  auto empty = parseOneDocument("# nothing\n");
+  ASSERT_TRUE(empty.ok());
+  EXPECT_TRUE(empty->is_null());
+  auto several = parseOneDocument("a: 1\n---\nb: 2\n");
+  ASSERT_FALSE(several.ok());
+  EXPECT_EQ(several.error().message, "expected one YAML document, found several");
 }
 
 }  // namespace

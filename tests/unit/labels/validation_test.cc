@@ -102,3 +102,34 @@ TEST(LabelValidation, LabelKeyFastPathAgreesWithMessages) {
 
 }  // namespace
 }  // namespace berth::labels
+
+namespace berth::labels {
+namespace {
+
+// Brief is what berth's configuration errors print: upstream's words without RegexError's tail.
+TEST(Validation, BriefMessagesDropTheRegexExamples) {
+  std::vector<std::string> errors;
+  EXPECT_FALSE(checkLabelKey("a b", &errors, MessageStyle::Brief));
+  EXPECT_EQ(errors, std::vector<std::string>{
+                        "name part must consist of alphanumeric characters, '-', '_' or '.', and "
+                        "must start and end with an alphanumeric character"});
+  errors.clear();
+  EXPECT_FALSE(checkLabelValue("-x", &errors, MessageStyle::Brief));
+  EXPECT_EQ(errors, std::vector<std::string>{
+                        "a valid label must be an empty string or consist of alphanumeric "
+                        "characters, '-', '_' or '.', and must start and end with an alphanumeric "
+                        "character"});
+}
+
+TEST(Validation, QualifiedNamesFollowLabelKeyRulesWithTheirOwnNoun) {
+  EXPECT_TRUE(checkQualifiedName("example.com/gpu"));
+  std::vector<std::string> errors;
+  EXPECT_FALSE(checkQualifiedName("a/b/c", &errors, MessageStyle::Brief));
+  EXPECT_EQ(errors, std::vector<std::string>{
+                        "a qualified name must consist of alphanumeric characters, '-', '_' or "
+                        "'.', and must start and end with an alphanumeric character with an "
+                        "optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')"});
+}
+
+}  // namespace
+}  // namespace berth::labels
