@@ -18,13 +18,18 @@ constexpr std::string_view kKind = "KubeSchedulerConfiguration";
 constexpr std::string_view kJsonContentType = "application/json";
 constexpr int64_t kNanosPerMilli = 1000'000;
 
-// In-tree plugins of upstream kube-scheduler that berth does not implement. Naming one is "not
-// supported by berth"; any other name berth does not know is an "unknown plugin".
-constexpr std::string_view kUpstreamOnlyPlugins[] = {
-    "SchedulingGates",   "DefaultPreemption", "ImageLocality",      "InterPodAffinity",
-    "PodTopologySpread", "VolumeBinding",     "VolumeRestrictions", "VolumeZone",
-    "NodeVolumeLimits",  "AzureDiskLimits",   "CinderLimits",       "EBSLimits",
-    "GCEPDLimits",       "DynamicResources",  "SelectorSpread",     "ServiceAffinity",
+// Upstream kube-scheduler's in-tree plugins, present and past. Naming one the plugin catalog does
+// not have is "not supported by berth"; any other name berth does not know is an "unknown plugin".
+constexpr std::string_view kUpstreamPlugins[] = {
+    "PrioritySort",       "SchedulingGates",   "NodeUnschedulable",
+    "NodeName",           "TaintToleration",   "NodeAffinity",
+    "NodePorts",          "NodeResourcesFit",  "NodeResourcesBalancedAllocation",
+    "VolumeRestrictions", "NodeVolumeLimits",  "VolumeBinding",
+    "VolumeZone",         "PodTopologySpread", "InterPodAffinity",
+    "DefaultPreemption",  "ImageLocality",     "DefaultBinder",
+    "DynamicResources",   "AzureDiskLimits",   "CinderLimits",
+    "EBSLimits",          "GCEPDLimits",       "SelectorSpread",
+    "ServiceAffinity",
 };
 
 // Fields of upstream's v1 types that berth does not implement.
@@ -35,19 +40,13 @@ constexpr std::string_view kUnsupportedProfile[] = {"percentageOfPlacementsToSco
 constexpr std::string_view kUnsupportedPoints[] = {"placementGenerate", "placementScore",
                                                    "placementFeasible", "podGroupPostFilter"};
 
-bool isBerthPlugin(std::string_view name) {
-  const auto& defaults = defaultMultiPointPlugins();
-  return std::any_of(defaults.begin(), defaults.end(),
-                     [name](const PluginRef& p) { return p.name == name; });
-}
-
-bool isUpstreamOnlyPlugin(std::string_view name) {
-  return std::find(std::begin(kUpstreamOnlyPlugins), std::end(kUpstreamOnlyPlugins), name) !=
-         std::end(kUpstreamOnlyPlugins);
+bool isUpstreamPlugin(std::string_view name) {
+  return std::find(std::begin(kUpstreamPlugins), std::end(kUpstreamPlugins), name) !=
+         std::end(kUpstreamPlugins);
 }
 
 std::string pluginNameProblem(const std::string& name) {
-  if (isUpstreamOnlyPlugin(name)) {
+  if (isUpstreamPlugin(name)) {
     return "plugin \"" + name + "\" is not supported by berth";
   }
   return "unknown plugin " + util::quoteGo(name);
@@ -62,7 +61,8 @@ std::string formatMillis(int64_t millis) {
 
 // --- Plugins -------------------------------------------------------------------------------------
 
-PluginRef decodePluginRef(Decoder& d, const Json& j, const std::string& path, bool enabled) {
+PluginRef decodePluginRef(Decoder& d, const Json& j, const std::string& path, bool enabled,
+                          const PluginCatalog& catalog) {
   PluginRef ref;
   ref.field = path;
   bool weighted = false;
@@ -86,7 +86,7 @@ PluginRef decodePluginRef(Decoder& d, const Json& j, const std::string& path, bo
   if (ref.name.empty()) {
     d.fail(child(path, "name"), "required");
   } else if (enabled) {
-    if (!isBerthPlugin(ref.name)) {
+    if (!catalog.hasPlugin(ref.name)) {
       d.fail(path, pluginNameProblem(ref.name));
     } else if (weighted && ref.weight <= 0) {
       // Upstream turns 0 into 1 and accepts negative weights; berth refuses both (disable instead).
@@ -94,7 +94,7 @@ PluginRef decodePluginRef(Decoder& d, const Json& j, const std::string& path, bo
     }
   } else {
     // Disabling an upstream plugin berth lacks states what berth already does, so it is accepted.
-    if (ref.name != "*" && !isBerthPlugin(ref.name) && !isUpstreamOnlyPlugin(ref.name)) {
+    if (ref.name != "*" && !catalog.hasPlugin(ref.name) && !isUpstreamPlugin(ref.name)) {
       d.fail(path, pluginNameProblem(ref.name));
     } else if (weighted) {
       d.fail(weightPath, "has no effect on a disabled plugin");
@@ -104,11 +104,11 @@ PluginRef decodePluginRef(Decoder& d, const Json& j, const std::string& path, bo
 }
 
 std::vector<PluginRef> decodePluginList(Decoder& d, const Json& j, const std::string& path,
-                                        bool enabled) {
+                                        bool enabled, const PluginCatalog& catalog) {
   std::vector<PluginRef> out;
   std::map<std::string, std::string> seen;  // name -> where
   d.list(j, path, [&](const Json& item, const std::string& p) {
-    PluginRef ref = decodePluginRef(d, item, p, enabled);
+    PluginRef ref = decodePluginRef(d, item, p, enabled, catalog);
     if (d.failed()) {
       return;
     }
@@ -122,22 +122,24 @@ std::vector<PluginRef> decodePluginList(Decoder& d, const Json& j, const std::st
   return out;
 }
 
-Plugins decodePlugins(Decoder& d, const Json& j, const std::string& path) {
+Plugins decodePlugins(Decoder& d, const Json& j, const std::string& path,
+                      const PluginCatalog& catalog) {
   Plugins plugins;
   std::vector<Decoder::Field> fields;
   for (const ExtensionPoint& point : kExtensionPoints) {
     if (point.set == nullptr) continue;
-    fields.push_back({point.field, [&d, &plugins, point](const Json& v, const std::string& p) {
-                        PluginSet& set = plugins.*point.set;
-                        d.object(v, p,
-                                 {{"enabled",
-                                   [&](const Json& ev, const std::string& ep) {
-                                     set.enabled = decodePluginList(d, ev, ep, true);
-                                   }},
-                                  {"disabled", [&](const Json& dv, const std::string& dp) {
-                                     set.disabled = decodePluginList(d, dv, dp, false);
-                                   }}});
-                      }});
+    fields.push_back(
+        {point.field, [&d, &plugins, &catalog, point](const Json& v, const std::string& p) {
+           PluginSet& set = plugins.*point.set;
+           d.object(v, p,
+                    {{"enabled",
+                      [&](const Json& ev, const std::string& ep) {
+                        set.enabled = decodePluginList(d, ev, ep, true, catalog);
+                      }},
+                     {"disabled", [&](const Json& dv, const std::string& dp) {
+                        set.disabled = decodePluginList(d, dv, dp, false, catalog);
+                      }}});
+         }});
   }
   d.object(j, path, fields, kUnsupportedPoints);
   return plugins;
@@ -219,7 +221,7 @@ Profile defaultProfile(std::string field) {
 }
 
 void decodePluginConfig(Decoder& d, const Json& j, const std::string& path,
-                        const PluginArgsDecoder& decoder, Profile& profile) {
+                        const PluginCatalog& decoder, Profile& profile) {
   std::map<std::string, std::string> seen;
   d.list(j, path, [&](const Json& entry, const std::string& p) {
     std::string namePath = child(p, "name");
@@ -235,7 +237,7 @@ void decodePluginConfig(Decoder& d, const Json& j, const std::string& path,
         d.fail(namePath, "required");
       } else if (auto [it, inserted] = seen.emplace(name, p); !inserted) {
         d.fail(namePath, "duplicate entry for plugin \"" + name + "\" (also " + it->second + ")");
-      } else if (!isBerthPlugin(name)) {
+      } else if (!decoder.hasPlugin(name)) {
         d.fail(namePath, pluginNameProblem(name));
       } else if (!decoder.takesArgs(name)) {
         d.fail(namePath, "plugin \"" + name + "\" takes no arguments");
@@ -262,31 +264,31 @@ struct DecodedProfile {
 };
 
 DecodedProfile decodeProfile(Decoder& d, const Json& j, const std::string& path,
-                             const PluginArgsDecoder& decoder) {
+                             const PluginCatalog& decoder) {
   DecodedProfile out{defaultProfile(path)};
   Plugins custom;
-  d.object(
-      j, path,
-      {{"schedulerName",
-        [&](const Json& v, const std::string& p) {
-          if (auto s = d.string(v, p)) {
-            out.profile.schedulerName = *s;
-            out.named = true;
-          }
-        }},
-       {"percentageOfNodesToScore",
-        [&](const Json& v, const std::string& p) {
-          if (auto pct = d.int32(v, p)) {
-            checkPercentage(d, *pct, p);
-            out.profile.percentageOfNodesToScore = *pct;
-          }
-        }},
-       {"plugins", [&](const Json& v, const std::string& p) { custom = decodePlugins(d, v, p); }},
-       {"pluginConfig",
-        [&](const Json& v, const std::string& p) {
-          decodePluginConfig(d, v, p, decoder, out.profile);
-        }}},
-      kUnsupportedProfile);
+  d.object(j, path,
+           {{"schedulerName",
+             [&](const Json& v, const std::string& p) {
+               if (auto s = d.string(v, p)) {
+                 out.profile.schedulerName = *s;
+                 out.named = true;
+               }
+             }},
+            {"percentageOfNodesToScore",
+             [&](const Json& v, const std::string& p) {
+               if (auto pct = d.int32(v, p)) {
+                 checkPercentage(d, *pct, p);
+                 out.profile.percentageOfNodesToScore = *pct;
+               }
+             }},
+            {"plugins", [&](const Json& v,
+                            const std::string& p) { custom = decodePlugins(d, v, p, decoder); }},
+            {"pluginConfig",
+             [&](const Json& v, const std::string& p) {
+               decodePluginConfig(d, v, p, decoder, out.profile);
+             }}},
+           kUnsupportedProfile);
   out.profile.plugins = mergePlugins(custom);
   return out;
 }
@@ -485,7 +487,7 @@ void validateProfiles(Decoder& d, const std::vector<DecodedProfile>& profiles) {
   }
 }
 
-Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginArgsDecoder& decoder) {
+Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginCatalog& decoder) {
   Configuration cfg;
   std::vector<DecodedProfile> profiles;
   std::optional<int64_t> initialBackoff;
@@ -568,7 +570,7 @@ Configuration decodeConfiguration(Decoder& d, const Json& root, const PluginArgs
 }
 
 util::Result<Configuration> parse(std::string_view text, const std::string& prefix,
-                                  const PluginArgsDecoder& decoder) {
+                                  const PluginCatalog& decoder) {
   auto doc = api::parseOneDocument(text, {.reject_duplicate_keys = true});
   if (!doc.ok()) {
     return util::invalidArgument(prefix + ": " + doc.error().message);
@@ -623,7 +625,7 @@ Configuration defaultConfiguration() {
 }
 
 util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
-                                               const PluginArgsDecoder& args) {
+                                               const PluginCatalog& args) {
   std::string prefix(source);
   try {
     return parse(text, prefix, args);

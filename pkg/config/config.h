@@ -23,7 +23,7 @@ struct Profile {
   std::string schedulerName;
   std::optional<int32_t> percentageOfNodesToScore;
   Plugins plugins;  // defaults merged in (upstream's mergePlugins), multiPoint not expanded
-  // Checked by the PluginArgsDecoder when parsed; a plugin without an entry uses its defaults.
+  // Checked by the PluginCatalog when parsed; a plugin without an entry uses its defaults.
   std::vector<PluginConfig> pluginConfig;
   std::string field;  // "profiles[0]"
 
@@ -65,7 +65,7 @@ Configuration defaultConfiguration();
 // file in errors: "config.yaml: profiles[0].plugins.score.enabled[0].weight: must be positive".
 // Plugin args are checked by `args`.
 util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
-                                               const PluginArgsDecoder& args);
+                                               const PluginCatalog& args);
 
 // Upstream's v1 default plugins (MultiPoint, in order) restricted to those berth implements, with
 // their default score weights.

@@ -1,8 +1,8 @@
 #pragma once
-// Plugin arguments (a profile's pluginConfig) belong to the plugins: each plugin's args type,
-// defaults and validation live next to it. The configuration keeps the args as given and hands
-// them, by plugin name, to the PluginArgsDecoder it is given (the plugin registry implements it;
-// plugins are a higher layer than the configuration).
+// The plugins, as the configuration sees them: which exist, and their arguments (a profile's
+// pluginConfig). Each plugin's args type, defaults and validation live next to the plugin; the
+// configuration keeps the args as given and hands them, by plugin name, to the PluginCatalog it is
+// given (the plugin registry implements it; plugins are a higher layer than the configuration).
 
 #include <string>
 #include <string_view>
@@ -18,9 +18,11 @@ struct PluginConfig {
   std::string field;  // "profiles[0].pluginConfig[1].args"
 };
 
-class PluginArgsDecoder {
+class PluginCatalog {
  public:
-  virtual ~PluginArgsDecoder() = default;
+  virtual ~PluginCatalog() = default;
+  // Whether berth has plugin `name` (a profile may enable only those).
+  virtual bool hasPlugin(std::string_view name) const = 0;
   // Whether plugin `name` takes args at all (a pluginConfig entry for any other is an error).
   virtual bool takesArgs(std::string_view name) const = 0;
   // Decodes, defaults and validates `args` of plugin `name` (one that takes args), reporting the

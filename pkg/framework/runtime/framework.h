@@ -37,7 +37,7 @@ using ArgsDecoder = void (*)(config::Decoder& d, const config::Json& args, const
 
 // Plugin name -> how to build it and, for a plugin with args, how to decode them. Names are
 // unique. The configuration checks pluginConfig through it.
-class Registry final : public config::PluginArgsDecoder {
+class Registry final : public config::PluginCatalog {
  public:
   struct Entry {
     // Builds the plugin from its pluginConfig entry (nullptr: its default args).
@@ -54,7 +54,8 @@ class Registry final : public config::PluginArgsDecoder {
   const Entry* find(std::string_view name) const;
   std::vector<std::string> names() const;
 
-  // config::PluginArgsDecoder
+  // config::PluginCatalog
+  bool hasPlugin(std::string_view name) const override { return find(name) != nullptr; }
   bool takesArgs(std::string_view name) const override;
   void checkArgs(std::string_view name, config::Decoder& d, const config::Json& args,
                  const std::string& path) const override;

@@ -509,9 +509,13 @@ TEST(Config, YamlScalarsAreTypedAsUpstream) {
 namespace berth::config {
 namespace {
 
-// Args decoding as config sees it: NodePorts takes args, which must be a mapping with "ok: true".
-class FakeArgsDecoder final : public PluginArgsDecoder {
+// The plugins as config sees them: NodePorts, NodeResourcesFit and Tidy (not in the default
+// profile) exist; NodePorts takes args, which must be a mapping with "ok: true".
+class FakeCatalog final : public PluginCatalog {
  public:
+  bool hasPlugin(std::string_view name) const override {
+    return name == "NodePorts" || name == "NodeResourcesFit" || name == "Tidy";
+  }
   bool takesArgs(std::string_view name) const override { return name == "NodePorts"; }
   void checkArgs(std::string_view name, Decoder& d, const Json& args,
                  const std::string& path) const override {
@@ -522,7 +526,7 @@ class FakeArgsDecoder final : public PluginArgsDecoder {
 };
 
 TEST(Config, PluginArgsAreDispatchedByNameToTheGivenDecoder) {
-  FakeArgsDecoder fake;
+  FakeCatalog fake;
   const std::string header(kHeader);
   auto cfg = config::parseConfiguration(header + R"(profiles:
 - pluginConfig:
@@ -557,6 +561,38 @@ TEST(Config, PluginArgsAreDispatchedByNameToTheGivenDecoder) {
   EXPECT_EQ(noArgs.error().message,
             "config.yaml: profiles[0].pluginConfig[0].name: plugin \"NodeResourcesFit\" takes no "
             "arguments");
+}
+
+TEST(Config, PluginsAreThoseOfTheGivenCatalog) {
+  FakeCatalog fake;
+  const std::string header(kHeader);
+  auto cfg = config::parseConfiguration(header + R"(profiles:
+- plugins:
+    filter:
+      enabled:
+      - name: Tidy
+)",
+                                        "config.yaml", fake);
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->profiles[0].plugins.filter.enabled.at(0).name, "Tidy");
+
+  const struct {
+    std::string plugin;
+    std::string want;
+  } refused[] = {
+      {"InterPodAffinity", "plugin \"InterPodAffinity\" is not supported by berth"},
+      {"TaintToleration", "plugin \"TaintToleration\" is not supported by berth"},
+      {"Untidy", "unknown plugin \"Untidy\""},
+  };
+  for (const auto& c : refused) {
+    SCOPED_TRACE(c.plugin);
+    auto r = config::parseConfiguration(
+        header + "profiles:\n- plugins:\n    filter:\n      enabled:\n      - name: " + c.plugin +
+            "\n",
+        "config.yaml", fake);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().message, "config.yaml: profiles[0].plugins.filter.enabled[0]: " + c.want);
+  }
 }
 
 }  // namespace
