@@ -105,6 +105,18 @@ using NodeQueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const
 using PodQueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const api::Pod* oldPod,
                                                      const api::Pod* newPod)>;
 
+// The hint of a plugin that rejects a pod on a node: queue the pod when `passes(pod, node)` turned
+// true, that is the node is there after the event and did not pass before it (or was not there).
+template <typename Passes>
+NodeQueueingHintFn queueWhenNodeNowPasses(Passes passes) {
+  return [passes = std::move(passes)](const api::Pod& pod, const api::Node* before,
+                                      const api::Node* after) {
+    const bool passed = before != nullptr && passes(pod, *before);
+    return !passed && after != nullptr && passes(pod, *after) ? QueueingHint::Queue
+                                                              : QueueingHint::Skip;
+  };
+}
+
 // One registration of EnqueueExtensions::eventsToRegister (upstream's ClusterEventWithHint). A
 // registration without a hint for the event's resource queues the pod on every matching event.
 struct ClusterEventWithHint {

@@ -64,21 +64,15 @@ class NodeAffinity final : public framework::PreFilterPlugin,
   // profile's addedAffinity) and did not before.
   std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
     using framework::ActionType;
-    using framework::QueueingHint;
     return {{framework::ClusterEvent{framework::EventResource::Node,
                                      ActionType::Add | ActionType::UpdateNodeLabel},
-             [this](const api::Pod& pod, const api::Node* before, const api::Node* after) {
-               const labels::RequiredNodeAffinity required(pod.spec.nodeSelector,
-                                                           requiredAffinity(pod));
-               auto matches = [&](const api::Node* node) {
-                 if (node == nullptr) return false;
-                 const labels::LabelSet set(node->metadata.labels);
-                 return (!added_required_compiled_ ||
-                         added_required_compiled_->matches(set, node->metadata.name)) &&
-                        required.matches(set, node->metadata.name);
-               };
-               return !matches(before) && matches(after) ? QueueingHint::Queue : QueueingHint::Skip;
-             }}};
+             framework::queueWhenNodeNowPasses([this](const api::Pod& pod, const api::Node& node) {
+               const labels::LabelSet set(node.metadata.labels);
+               return (!added_required_compiled_ ||
+                       added_required_compiled_->matches(set, node.metadata.name)) &&
+                      labels::RequiredNodeAffinity(pod.spec.nodeSelector, requiredAffinity(pod))
+                          .matches(set, node.metadata.name);
+             })}};
   }
 
   Status preFilter(framework::CycleState& state, const framework::PodInfo& pod,

@@ -16,14 +16,10 @@ class NodeUnschedulable final : public framework::FilterPlugin,
   // of a node still cordoned do not help.
   std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
     using framework::ActionType;
-    using framework::QueueingHint;
     return {{framework::ClusterEvent{framework::EventResource::Node,
                                      ActionType::Add | ActionType::UpdateNodeTaint},
-             [](const api::Pod&, const api::Node* before, const api::Node* after) {
-               const bool wasSchedulable = before != nullptr && !before->spec.unschedulable;
-               const bool isSchedulable = after != nullptr && !after->spec.unschedulable;
-               return !wasSchedulable && isSchedulable ? QueueingHint::Queue : QueueingHint::Skip;
-             }}};
+             framework::queueWhenNodeNowPasses(
+                 [](const api::Pod&, const api::Node& node) { return !node.spec.unschedulable; })}};
   }
 
   framework::Status filter(const framework::CycleState&, const framework::PodInfo& pod,

@@ -39,14 +39,9 @@ class TaintToleration final : public framework::FilterPlugin,
   // A node added, or whose taints changed, that the pod now tolerates and did not before.
   std::vector<framework::ClusterEventWithHint> eventsToRegister() const override {
     using framework::ActionType;
-    using framework::QueueingHint;
     return {{framework::ClusterEvent{framework::EventResource::Node,
                                      ActionType::Add | ActionType::UpdateNodeTaint},
-             [](const api::Pod& pod, const api::Node* before, const api::Node* after) {
-               const bool wasTolerated = before != nullptr && toleratesNode(pod, *before);
-               const bool isTolerated = after != nullptr && toleratesNode(pod, *after);
-               return !wasTolerated && isTolerated ? QueueingHint::Queue : QueueingHint::Skip;
-             }}};
+             framework::queueWhenNodeNowPasses(toleratesNode)}};
   }
 
   Status filter(const framework::CycleState&, const framework::PodInfo& pod,
