@@ -20,7 +20,6 @@ namespace {
 
 using namespace std::chrono_literals;
 using framework::Code;
-using framework::nodeUpdateEvents;
 using test::MakeNode;
 namespace events = framework::events;
 using test::MakePod;
@@ -211,77 +210,6 @@ TEST(SchedulingQueue, PreEnqueueCheckSelectsPodsToMove) {
   EXPECT_EQ(env.where(other), Location::Unschedulable);
 }
 
-TEST(NodeUpdateEvents, ClassifiesWhatChanged) {
-  const api::NodePtr base = MakeNode()
-                                .name("n1")
-                                .label("zone", "a")
-                                .taint("dedicated", "gpu", "NoSchedule")
-                                .allocatable({{"cpu", "4"}, {"memory", "8Gi"}})
-                                .obj();
-  auto with = [&](const std::function<void(api::Node&)>& edit) {
-    auto node = std::make_shared<api::Node>(*base);
-    edit(*node);
-    return node;
-  };
-  struct Case {
-    const char* name;
-    api::NodePtr oldNode, newNode;
-    std::vector<std::string_view> want;
-  };
-  const auto cordoned = with([](api::Node& n) { n.spec.unschedulable = true; });
-  const Case cases[] = {
-      {"nothing scheduling reads changed (resourceVersion only)",
-       base,
-       with([](api::Node& n) { n.metadata.resourceVersion = "42"; }),
-       {}},
-      {"label added",
-       base,
-       with([](api::Node& n) { n.metadata.labels["disk"] = "ssd"; }),
-       {"NodeLabelChange"}},
-      {"taint removed",
-       base,
-       with([](api::Node& n) { n.spec.taints.clear(); }),
-       {"NodeTaintChange"}},
-      {"taint effect changed",
-       base,
-       with([](api::Node& n) { n.spec.taints[0].effect = "PreferNoSchedule"; }),
-       {"NodeTaintChange"}},
-      {"allocatable grew",
-       base,
-       with([](api::Node& n) { n.status.allocatable["cpu"] = test::quantity("8"); }),
-       {"NodeAllocatableChange"}},
-      {"allocatable written differently but equal",
-       base,
-       with([](api::Node& n) { n.status.allocatable["cpu"] = test::quantity("4000m"); }),
-       {}},
-      {"uncordoned", cordoned, base, {"NodeSpecUnschedulableChange"}},
-      {"cordoned: cannot help any pod", base, cordoned, {}},
-      {"condition status changed",
-       base,
-       with([](api::Node& n) {
-         n.status.conditions.push_back({"Ready", "True", "", ""});
-       }),
-       {"NodeConditionChange"}},
-      {"annotation changed",
-       base,
-       with([](api::Node& n) { n.metadata.annotations["note"] = "x"; }),
-       {"NodeAnnotationChange"}},
-      {"several at once, in upstream's order",
-       cordoned,
-       with([](api::Node& n) {
-         n.metadata.labels["disk"] = "ssd";
-         n.status.allocatable["pods"] = test::quantity("110");
-       }),
-       {"NodeSpecUnschedulableChange", "NodeAllocatableChange", "NodeLabelChange"}},
-  };
-  for (const auto& c : cases) {
-    SCOPED_TRACE(c.name);
-    std::vector<std::string_view> got;
-    for (const auto& e : nodeUpdateEvents(*c.oldNode, *c.newNode)) got.push_back(e.label);
-    EXPECT_EQ(got, c.want);
-  }
-}
-
 TEST(SchedulingQueue, IrrelevantNodeUpdateKeepsPodsUnschedulable) {
   const api::NodePtr base = MakeNode().name("n1").label("zone", "a").obj();
   struct Case {
@@ -316,7 +244,7 @@ TEST(SchedulingQueue, IrrelevantNodeUpdateKeepsPodsUnschedulable) {
     env.clock.advance(2s);
     auto updated = std::make_shared<api::Node>(*base);
     c.edit(*updated);
-    for (const auto& e : nodeUpdateEvents(*base, *updated)) env.queue.movePodsOnEvent(e);
+    for (const auto& e : framework::nodeUpdateEvents(*base, *updated)) env.queue.movePodsOnEvent(e);
     EXPECT_EQ(env.where(p), c.want);
   }
 }
