@@ -82,6 +82,15 @@ if ! "$helm" template berth charts/berth --set "image.digest=$digest" \
   exit 1
 fi
 echo "chart values: image.digest pins the image by digest"
+overlay=$out/digest-overlay
+mkdir "$overlay"
+cp deploy/*.yaml "$overlay/"
+sed -i "s/^    newTag: .*/&\n    digest: $digest/" "$overlay/kustomization.yaml"
+if ! "$kubectl" kustomize "$overlay" | grep -q "image: berth:.*@$digest"; then
+  echo "check-deploy: a digest in deploy/kustomization.yaml does not pin the image" >&2
+  exit 1
+fi
+echo "deploy/: a digest under images pins the image by digest"
 
 echo "== OpenAPI validation"
 check reject tests/deploy/invalid.yaml
