@@ -24,7 +24,6 @@ namespace berth::api {
 util::Result<Pod> decodePod(const nlohmann::json& j);
 util::Result<Node> decodeNode(const nlohmann::json& j);
 
-
 // How messages name an object: "default/web-1", "n1" or "<unknown>".
 std::string objectKey(const nlohmann::json& obj);
 
