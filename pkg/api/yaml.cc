@@ -549,10 +549,9 @@ util::Result<nlohmann::ordered_json> parseOneDocument(std::string_view text,
   if (!docs.ok()) {
     return docs.error();
   }
-  if (docs->empty()) {
-    return nlohmann::ordered_json();
-  }
-  return std::move(docs->front());
+  nlohmann::ordered_json doc;  // null for an empty text
+  if (!docs->empty()) doc = std::move(docs->front());
+  return doc;
 }
 
 }  // namespace berth::api
