@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/log/log.h"
 #include "pkg/plugins/registry.h"
 #include "tests/support/builders.h"
 
@@ -549,6 +550,42 @@ TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesA
   // The mix was exercised: both kinds of plugin rejected nodes.
   EXPECT_GT(outcome.rejectionsByPlugin["CrowdAware"], 0);
   EXPECT_GT(outcome.rejectionsByPlugin["NodeResourcesFit"], 0);
+}
+
+TEST_F(GenericSchedulerTest, APluginThatIsNotNodeLocalIsNamedOnceAtVerbosityTwo) {
+  const std::vector<api::NodePtr> nodes = {
+      MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj(),
+      MakeNode().name("n2").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj()};
+  auto snapshot = test::makeSnapshot(nodes);
+  auto registry = plugins::makeInTreeRegistry();
+  ASSERT_TRUE(registry
+                  .add(std::string(CrowdAware::kName),
+                       [&snapshot](const framework::Handle&) -> util::Result<framework::PluginPtr> {
+                         return framework::PluginPtr(std::make_unique<CrowdAware>(snapshot));
+                       })
+                  .ok());
+  config::Profile profile = config::defaultConfiguration().profiles[0];
+  profile.plugins.multiPoint.enabled.push_back({std::string(CrowdAware::kName), 1, "test"});
+  auto fw = framework::runtime::Framework::create(registry, profile, {});
+  ASSERT_TRUE(fw.ok()) << fw.error().message;
+  util::Parallelizer one(1);
+  GenericScheduler sched(one, 9, 100, /*reuseEquivalentResults=*/true);
+
+  log::configure(log::Format::Text, 2);
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    framework::CycleState state;
+    framework::PodInfo info(MakePod().name("p" + std::to_string(i)).req({{"cpu", "1"}}).obj());
+    ASSERT_TRUE(sched.schedulePod(**fw, state, info, snapshot).status.isSuccess());
+  }
+  const std::string logged = testing::internal::GetCapturedStderr();
+  log::configure(log::Format::Text, 0);
+
+  const std::string line =
+      R"("Plugin is not node-local: the equivalence cache runs it on every node each cycle")";
+  ASSERT_NE(logged.find(line), std::string::npos) << logged;
+  EXPECT_EQ(logged.find(line), logged.rfind(line)) << "logged more than once:\n" << logged;
+  EXPECT_NE(logged.find(R"(plugin="CrowdAware")"), std::string::npos) << logged;
 }
 
 // A Filter plugin that fails with an internal error on one node.
