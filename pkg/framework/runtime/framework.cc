@@ -86,6 +86,51 @@ Status pluginError(std::string_view format, const Plugin& plugin, const Status& 
   return Status::error(message + ": " + s.message()).withPlugin(plugin.name());
 }
 
+// Builds every plugin enabled anywhere in the profile, once, into `owned` and `byName`.
+util::Result<void> instantiatePlugins(const Registry& registry, const config::Profile& profile,
+                                      const Handle& handle, std::vector<PluginPtr>& owned,
+                                      PluginMap& byName) {
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (point.set == nullptr) continue;
+    for (const auto& ref : (profile.plugins.*point.set).enabled) {
+      if (byName.contains(ref.name)) continue;
+      const Registry::Entry* entry = registry.find(ref.name);
+      if (entry == nullptr) {
+        return util::invalidArgument(ref.field + ": unknown plugin " + util::quoteGo(ref.name));
+      }
+      auto plugin = entry->make(profile.pluginConfigFor(ref.name), handle);
+      if (!plugin.ok()) return plugin.error().wrap("plugin " + util::quoteGo(ref.name));
+      byName.emplace(ref.name, plugin->get());
+      owned.push_back(std::move(*plugin));
+    }
+  }
+  return {};
+}
+
+// berth has no plugins for the points it does not implement, so nothing can be enabled there.
+util::Result<void> refuseUnimplementedPoints(const config::Plugins& ps) {
+  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
+    if (point.implemented || point.set == nullptr || point.point == Point::MultiPoint) continue;
+    if (const auto& enabled = (ps.*point.set).enabled; !enabled.empty()) {
+      return util::invalidArgument(enabled.front().field + ": plugin " +
+                                   util::quoteGo(enabled.front().name) + " does not extend " +
+                                   std::string(point.name) + " plugin");
+    }
+  }
+  return {};
+}
+
+// A score plugin's weight: an explicit score.enabled entry wins over multiPoint; unset (0) means 1,
+// as upstream.
+int64_t configuredWeight(const config::Plugins& ps, std::string_view name) {
+  for (const auto* list : {&ps.score.enabled, &ps.multiPoint.enabled}) {
+    for (const auto& ref : *list) {
+      if (ref.name == name) return ref.weight == 0 ? 1 : ref.weight;
+    }
+  }
+  return 1;
+}
+
 }  // namespace
 
 template <typename Self, typename Fn>
@@ -159,32 +204,11 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   const std::string prefix = "profile " + util::quoteGo(profile.schedulerName);
   const config::Plugins& ps = profile.plugins;
 
-  // Instantiate every plugin enabled anywhere, once.
   PluginMap plugins;
-  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
-    if (point.set == nullptr) continue;
-    for (const auto& ref : (ps.*point.set).enabled) {
-      if (plugins.contains(ref.name)) continue;
-      const Registry::Entry* entry = registry.find(ref.name);
-      if (entry == nullptr) {
-        return util::invalidArgument(prefix + ": " + ref.field + ": unknown plugin " +
-                                     util::quoteGo(ref.name));
-      }
-      auto plugin = entry->make(profile.pluginConfigFor(ref.name), handle);
-      if (!plugin.ok()) return plugin.error().wrap(prefix + ": plugin " + util::quoteGo(ref.name));
-      plugins.emplace(ref.name, plugin->get());
-      fw->owned_.push_back(std::move(*plugin));
-    }
+  if (auto r = instantiatePlugins(registry, profile, handle, fw->owned_, plugins); !r) {
+    return r.error().wrap(prefix);
   }
-  // berth has no plugins for these points, so nothing can be enabled there explicitly.
-  for (const config::ExtensionPoint& point : config::kExtensionPoints) {
-    if (point.implemented || point.set == nullptr || point.point == Point::MultiPoint) continue;
-    if (const auto& enabled = (ps.*point.set).enabled; !enabled.empty()) {
-      return util::invalidArgument(prefix + ": " + enabled.front().field + ": plugin " +
-                                   util::quoteGo(enabled.front().name) + " does not extend " +
-                                   std::string(point.name) + " plugin");
-    }
-  }
+  if (auto r = refuseUnimplementedPoints(ps); !r) return r.error().wrap(prefix);
   for (const config::ExtensionPoint& point : config::kExtensionPoints) {
     if (!point.implemented || point.set == nullptr) continue;
     auto r = visitList(*fw, point.point, [&](auto& list) {
@@ -201,17 +225,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   if (fw->bind_.empty())
     return util::invalidArgument(prefix + ": at least one bind plugin is needed");
 
-  // Weights: an explicit score.enabled entry wins over multiPoint; unset (0) means 1, as upstream.
-  std::map<std::string, int64_t, std::less<>> weights;
-  for (const auto* list : {&ps.score.enabled, &ps.multiPoint.enabled}) {
-    for (const auto& ref : *list) {
-      if (!weights.contains(ref.name)) weights[ref.name] = ref.weight == 0 ? 1 : ref.weight;
-    }
-  }
-  for (const auto* p : fw->score_) {
-    auto it = weights.find(p->name());
-    fw->score_weights_.push_back(it == weights.end() ? 1 : it->second);
-  }
+  for (const auto* p : fw->score_) fw->score_weights_.push_back(configuredWeight(ps, p->name()));
   std::vector<std::string> names;
   for (const auto& p : fw->owned_) names.emplace_back(p->name());
   fw->durations_ = std::make_unique<PluginDurations>(names);
