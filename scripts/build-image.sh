@@ -9,7 +9,9 @@ cd "$(dirname "$0")/.."
 version=$(sed -n 's/^project(berth VERSION \([0-9.]*\).*/\1/p' CMakeLists.txt)
 tag=${1:-berth:$version}
 revision=$(git rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-source_url=$(git remote get-url origin 2>/dev/null || echo unknown)
+# The source label names a repository URL, never a local path (a clone of a clone has one).
+source_url=$(git remote get-url origin 2>/dev/null || true)
+[[ "$source_url" == *://* || "$source_url" == git@* ]] || source_url=unknown
 created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
 args=(--build-arg "BERTH_VERSION=$version" --build-arg "BERTH_REVISION=$revision"
       --build-arg "BERTH_SOURCE=$source_url" --build-arg "BERTH_CREATED=$created")
