@@ -49,30 +49,30 @@ enum class Point : uint8_t {
 
 struct ExtensionPoint {
   Point point;
-  std::string_view name;    // "PreFilter": listings, errors and metric labels
-  std::string_view field;   // "preFilter" under a profile's plugins; empty when not configurable
-  PluginSet Plugins::*set;  // nullptr when not configurable
   // berth has plugins for this point and the runtime runs them. MultiPoint is no point of its own:
   // its plugins are expanded into the implemented points.
   bool implemented;
+  std::string_view name;    // "PreFilter": listings, errors and metric labels
+  std::string_view field;   // "preFilter" under a profile's plugins; empty when not configurable
+  PluginSet Plugins::*set;  // nullptr when not configurable
 };
 
 inline constexpr ExtensionPoint kExtensionPoints[] = {
-    {Point::PreEnqueue, "PreEnqueue", "preEnqueue", &Plugins::preEnqueue, false},
-    {Point::QueueSort, "QueueSort", "queueSort", &Plugins::queueSort, true},
-    {Point::PreFilter, "PreFilter", "preFilter", &Plugins::preFilter, true},
-    {Point::Filter, "Filter", "filter", &Plugins::filter, true},
-    {Point::PostFilter, "PostFilter", "postFilter", &Plugins::postFilter, true},
-    {Point::PreScore, "PreScore", "preScore", &Plugins::preScore, true},
-    {Point::Score, "Score", "score", &Plugins::score, true},
+    {Point::PreEnqueue, false, "PreEnqueue", "preEnqueue", &Plugins::preEnqueue},
+    {Point::QueueSort, true, "QueueSort", "queueSort", &Plugins::queueSort},
+    {Point::PreFilter, true, "PreFilter", "preFilter", &Plugins::preFilter},
+    {Point::Filter, true, "Filter", "filter", &Plugins::filter},
+    {Point::PostFilter, true, "PostFilter", "postFilter", &Plugins::postFilter},
+    {Point::PreScore, true, "PreScore", "preScore", &Plugins::preScore},
+    {Point::Score, true, "Score", "score", &Plugins::score},
     // Score's normalization step, timed on its own; configured with Score.
-    {Point::NormalizeScore, "NormalizeScore", "", nullptr, true},
-    {Point::Reserve, "Reserve", "reserve", &Plugins::reserve, true},
-    {Point::Permit, "Permit", "permit", &Plugins::permit, false},
-    {Point::PreBind, "PreBind", "preBind", &Plugins::preBind, false},
-    {Point::Bind, "Bind", "bind", &Plugins::bind, true},
-    {Point::PostBind, "PostBind", "postBind", &Plugins::postBind, false},
-    {Point::MultiPoint, "MultiPoint", "multiPoint", &Plugins::multiPoint, false},
+    {Point::NormalizeScore, true, "NormalizeScore", "", nullptr},
+    {Point::Reserve, true, "Reserve", "reserve", &Plugins::reserve},
+    {Point::Permit, false, "Permit", "permit", &Plugins::permit},
+    {Point::PreBind, false, "PreBind", "preBind", &Plugins::preBind},
+    {Point::Bind, true, "Bind", "bind", &Plugins::bind},
+    {Point::PostBind, false, "PostBind", "postBind", &Plugins::postBind},
+    {Point::MultiPoint, false, "MultiPoint", "multiPoint", &Plugins::multiPoint},
 };
 inline constexpr size_t kPointCount = std::size(kExtensionPoints);
 

@@ -12,7 +12,7 @@ class RestListerWatcher final : public ListerWatcher {
   RestListerWatcher(client::RestClient& client, client::Resource resource, std::string ns,
                     std::string labelSelector, std::string fieldSelector)
       : client_(client),
-        resource_(std::move(resource)),
+        resource_(resource),
         ns_(std::move(ns)),
         label_selector_(std::move(labelSelector)),
         field_selector_(std::move(fieldSelector)) {}
@@ -46,7 +46,7 @@ class RestListerWatcher final : public ListerWatcher {
 ListerWatcherPtr makeListerWatcher(client::RestClient& client, client::Resource resource,
                                    std::string ns, std::string labelSelector,
                                    std::string fieldSelector) {
-  return std::make_unique<RestListerWatcher>(client, std::move(resource), std::move(ns),
+  return std::make_unique<RestListerWatcher>(client, resource, std::move(ns),
                                              std::move(labelSelector), std::move(fieldSelector));
 }
 
