@@ -3,8 +3,8 @@
 
 #include "pkg/labels/internal/match.h"
 #include "pkg/labels/node_affinity.h"
+#include "pkg/labels/requirement.h"
 #include "pkg/labels/selector.h"
-#include "pkg/labels/validation.h"
 
 // Node selector terms as component-helpers/scheduling/corev1/nodeaffinity evaluates them, without
 // building selector objects: these run once per (pod, node) pair in the scheduling hot loop.
@@ -35,35 +35,7 @@ internal::MatchOp toMatchOp(api::NodeSelectorOperator op) {
 // What labels.NewRequirement accepts. Upstream turns a term with any invalid requirement into a
 // parse error, and a term with a parse error matches no node.
 bool isValidRequirement(const api::NodeSelectorRequirement& req) {
-  if (!checkLabelKey(req.key)) {
-    return false;
-  }
-  switch (req.op) {
-    case api::NodeSelectorOperator::In:
-    case api::NodeSelectorOperator::NotIn:
-      if (req.values.empty()) {
-        return false;
-      }
-      break;
-    case api::NodeSelectorOperator::Exists:
-    case api::NodeSelectorOperator::DoesNotExist:
-      if (!req.values.empty()) {
-        return false;
-      }
-      break;
-    case api::NodeSelectorOperator::Gt:
-    case api::NodeSelectorOperator::Lt:
-      if (req.values.size() != 1 || !parseInt64(req.values.front())) {
-        return false;
-      }
-      break;
-  }
-  for (const std::string& value : req.values) {
-    if (!checkLabelValue(value)) {
-      return false;
-    }
-  }
-  return true;
+  return !firstRequirementProblem(req);
 }
 
 // nodeSelectorRequirementsAsFieldSelector accepts In/NotIn with exactly one value; upstream would

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "pkg/labels/internal/match.h"
+#include "pkg/labels/requirement.h"
 #include "pkg/labels/validation.h"
 #include "pkg/util/quote.h"
 
@@ -91,56 +92,42 @@ std::string aggregate(const std::vector<std::string>& errors) {
   return out;
 }
 
-// Upstream's labels.NewRequirement checks, with its messages. The key is checked only when
-// `checkKey` (the parser has already checked it, with a different message).
-util::Result<void> validateRequirement(const Requirement& r, bool checkKey) {
+// Upstream's labels.NewRequirement errors, with its messages.
+util::Result<void> validateRequirement(const Requirement& r) {
   std::vector<std::string> errors;
-  std::vector<std::string> details;
-  if (checkKey && !checkLabelKey(r.key, &details)) {
-    errors.push_back(invalidField("key", util::quoteGo(r.key), joined(details, "; ")));
-  }
-  switch (r.op) {
-    case Op::In:
-    case Op::NotIn:
-      if (r.values.empty()) {
+  for (const RequirementProblem& problem : requirementProblems(r)) {
+    std::vector<std::string> details;
+    switch (problem.rule) {
+      case RequirementProblem::Rule::BadKey:
+        checkLabelKey(r.key, &details);
+        errors.push_back(invalidField("key", util::quoteGo(r.key), joined(details, "; ")));
+        break;
+      case RequirementProblem::Rule::ValuesRequired:
         errors.push_back(invalidField("values", goStringSlice(r.values),
                                       "for 'in', 'notin' operators, values set can't be empty"));
-      }
-      break;
-    case Op::Equals:
-    case Op::NotEquals:
-      if (r.values.size() != 1) {
-        errors.push_back(invalidField("values", goStringSlice(r.values),
-                                      "exact-match compatibility requires one single value"));
-      }
-      break;
-    case Op::Exists:
-    case Op::DoesNotExist:
-      if (!r.values.empty()) {
+        break;
+      case RequirementProblem::Rule::ValuesForbidden:
         errors.push_back(invalidField("values", goStringSlice(r.values),
                                       "values set must be empty for exists and does not exist"));
-      }
-      break;
-    case Op::Gt:
-    case Op::Lt:
-      if (r.values.size() != 1) {
-        errors.push_back(invalidField("values", goStringSlice(r.values),
-                                      "for 'Gt', 'Lt' operators, exactly one value is required"));
-      }
-      for (size_t i = 0; i < r.values.size(); ++i) {
-        if (!parseInt64(r.values[i])) {
-          errors.push_back(invalidField("values[" + std::to_string(i) + "]",
-                                        util::quoteGo(r.values[i]),
-                                        "for 'Gt', 'Lt' operators, the value must be an integer"));
-        }
-      }
-      break;
-  }
-  for (size_t i = 0; i < r.values.size(); ++i) {
-    details.clear();
-    if (!checkLabelValue(r.values[i], &details)) {
-      errors.push_back(invalidField("values[" + std::to_string(i) + "][" + r.key + "]",
-                                    util::quoteGo(r.values[i]), joined(details, "; ")));
+        break;
+      case RequirementProblem::Rule::OneValueRequired:
+        errors.push_back(
+            invalidField("values", goStringSlice(r.values),
+                         r.op == Op::Gt || r.op == Op::Lt
+                             ? "for 'Gt', 'Lt' operators, exactly one value is required"
+                             : "exact-match compatibility requires one single value"));
+        break;
+      case RequirementProblem::Rule::NotAnInteger:
+        errors.push_back(invalidField("values[" + std::to_string(problem.value) + "]",
+                                      util::quoteGo(r.values[problem.value]),
+                                      "for 'Gt', 'Lt' operators, the value must be an integer"));
+        break;
+      case RequirementProblem::Rule::BadValue:
+        checkLabelValue(r.values[problem.value], &details);
+        errors.push_back(
+            invalidField("values[" + std::to_string(problem.value) + "][" + r.key + "]",
+                         util::quoteGo(r.values[problem.value]), joined(details, "; ")));
+        break;
     }
   }
   if (errors.empty()) {
@@ -363,7 +350,7 @@ class Parser {
     if (!values.ok()) {
       return values.error();
     }
-    util::Result<void> valid = validateRequirement(r, /*checkKey=*/false);
+    util::Result<void> valid = validateRequirement(r);
     if (!valid.ok()) {
       return valid.error();
     }
@@ -460,7 +447,7 @@ util::Result<Selector> Selector::fromLabelSelector(const api::LabelSelector& lab
   Selector selector;
   for (const auto& [key, value] : labelSelector.matchLabels) {
     Requirement r{key, Op::Equals, {value}};
-    util::Result<void> valid = validateRequirement(r, /*checkKey=*/true);
+    util::Result<void> valid = validateRequirement(r);
     if (!valid.ok()) {
       return valid.error();
     }
@@ -480,7 +467,7 @@ util::Result<Selector> Selector::fromLabelSelector(const api::LabelSelector& lab
       return util::invalidArgument(util::quoteGo(expr.op) +
                                    " is not a valid pod selector operator");
     }
-    util::Result<void> valid = validateRequirement(r, /*checkKey=*/true);
+    util::Result<void> valid = validateRequirement(r);
     if (!valid.ok()) {
       return valid.error();
     }

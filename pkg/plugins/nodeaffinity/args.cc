@@ -2,8 +2,7 @@
 
 #include "pkg/plugins/nodeaffinity/args.h"
 
-#include <charconv>
-
+#include "pkg/labels/requirement.h"
 #include "pkg/util/quote.h"
 
 namespace berth::plugins::nodeaffinity {
@@ -26,19 +25,6 @@ std::optional<api::NodeSelectorOperator> selectorOperator(std::string_view s) {
     }
   }
   return std::nullopt;
-}
-
-// Go's strconv.ParseInt(s, 10, 64): an optional sign and decimal digits that fit in 64 bits.
-bool isInt64(std::string_view s) {
-  if (!s.empty() && s.front() == '+') {
-    s.remove_prefix(1);
-    if (!s.empty() && s.front() == '-') {
-      return false;
-    }
-  }
-  int64_t value = 0;
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  return !s.empty() && ec == std::errc() && end == s.data() + s.size();
 }
 
 // One requirement of matchExpressions (labels) or matchFields (node fields), validated as
@@ -83,37 +69,32 @@ api::NodeSelectorRequirement decodeRequirement(Decoder& d, const Json& j, const 
     return req;
   }
   req.op = *parsed;
-  if (auto problem = config::qualifiedNameProblem(req.key)) {
-    d.fail(child(path, "key"), "invalid label key " + util::quoteGo(req.key) + ": " + *problem);
+  std::optional<labels::RequirementProblem> problem = labels::firstRequirementProblem(req);
+  if (!problem) {
     return req;
   }
-  switch (req.op) {
-    case Op::In:
-    case Op::NotIn:
-      if (req.values.empty()) {
-        d.fail(valuesPath, "for 'in', 'notin' operators, values set can't be empty");
-      }
+  const size_t i = problem->value;
+  switch (problem->rule) {
+    case labels::RequirementProblem::Rule::BadKey:
+      d.fail(child(path, "key"), "invalid label key " + util::quoteGo(req.key) + ": " +
+                                     config::qualifiedNameProblem(req.key).value_or(""));
       break;
-    case Op::Exists:
-    case Op::DoesNotExist:
-      if (!req.values.empty()) {
-        d.fail(valuesPath, "values set must be empty for exists and does not exist");
-      }
+    case labels::RequirementProblem::Rule::ValuesRequired:
+      d.fail(valuesPath, "for 'in', 'notin' operators, values set can't be empty");
       break;
-    case Op::Gt:
-    case Op::Lt:
-      if (req.values.size() != 1) {
-        d.fail(valuesPath, "for 'Gt', 'Lt' operators, exactly one value is required");
-      } else if (!isInt64(req.values[0])) {
-        d.fail(index(valuesPath, 0), "for 'Gt', 'Lt' operators, the value must be an integer");
-      }
+    case labels::RequirementProblem::Rule::ValuesForbidden:
+      d.fail(valuesPath, "values set must be empty for exists and does not exist");
       break;
-  }
-  for (size_t i = 0; i < req.values.size() && !d.failed(); ++i) {
-    if (auto problem = config::labelValueProblem(req.values[i])) {
-      d.fail(index(valuesPath, i),
-             "invalid label value " + util::quoteGo(req.values[i]) + ": " + *problem);
-    }
+    case labels::RequirementProblem::Rule::OneValueRequired:  // Gt, Lt: the only such node ops
+      d.fail(valuesPath, "for 'Gt', 'Lt' operators, exactly one value is required");
+      break;
+    case labels::RequirementProblem::Rule::NotAnInteger:
+      d.fail(index(valuesPath, i), "for 'Gt', 'Lt' operators, the value must be an integer");
+      break;
+    case labels::RequirementProblem::Rule::BadValue:
+      d.fail(index(valuesPath, i), "invalid label value " + util::quoteGo(req.values[i]) + ": " +
+                                       config::labelValueProblem(req.values[i]).value_or(""));
+      break;
   }
   return req;
 }
