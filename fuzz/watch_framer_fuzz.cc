@@ -30,7 +30,7 @@ Framed frame(std::string_view body, size_t maxLineBytes, const std::vector<size_
   for (size_t block = 0;; ++block) {
     auto line = framer.next();
     if (!line.ok()) {
-      out.end = line.error().message;
+      out.end = line.error().status.message;
       return out;
     }
     if (line->has_value()) {
@@ -40,7 +40,7 @@ Framed frame(std::string_view body, size_t maxLineBytes, const std::vector<size_
     }
     if (offset == body.size()) {
       const auto finished = framer.finish();
-      out.end = finished.ok() ? "" : finished.error().message;
+      out.end = finished.ok() ? "" : finished.error().status.message;
       return out;
     }
     const size_t size = blockSizes.empty() ? body.size() : blockSizes[block % blockSizes.size()];

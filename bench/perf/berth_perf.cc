@@ -213,7 +213,7 @@ int run(const std::vector<std::string>& args) {
   watchOptions.resourceVersion = store.resourceVersion();
   auto watch = store.watch(Resource::Pods, "perf", watchOptions);
   if (!watch.ok()) {
-    std::cerr << "Error: watch: " << watch.error().message << "\n";
+    std::cerr << "Error: watch: " << watch.error().status.message << "\n";
     kill(pid, SIGTERM);
     return 1;
   }

@@ -625,7 +625,7 @@ util::Result<void> Soak::setUp() {
     w.resourceVersion = store_.resourceVersion();
     auto watch = store_.watch(resource, ns, w);
     if (!watch.ok())
-      return util::Error{util::ErrorCode::Internal, "watch: " + watch.error().message};
+      return util::Error{util::ErrorCode::Internal, "watch: " + watch.error().status.message};
     watches_.push_back({resource, ns, *watch, w.resourceVersion});
   }
   for (int64_t i = 0; i < options_.nodes; ++i) {
@@ -633,7 +633,7 @@ util::Result<void> Soak::setUp() {
     auto created = store_.create(Resource::Nodes, "", makeNode(name, next_node_index_++));
     if (!created.ok())
       return util::Error{util::ErrorCode::Internal,
-                         "node " + name + ": " + created.error().message};
+                         "node " + name + ": " + created.error().status.message};
   }
   for (int i = 0; i < kReplicas; ++i) {
     Replica& r = replicas_.emplace_back();
@@ -707,7 +707,7 @@ void Soak::drainWatches(Time now) {
     auto reopened = store_.watch(w.resource, w.ns, resume);
     if (!reopened.ok()) {
       violations_.add("soak-error", "cannot resume the soak's own watch at resourceVersion " +
-                                        w.lastVersion + ": " + reopened.error().message);
+                                        w.lastVersion + ": " + reopened.error().status.message);
       continue;
     }
     w.watch = *reopened;
@@ -1099,7 +1099,7 @@ void Soak::createPod(Time now) {
   auto created = store_.create(Resource::Pods, kNamespace, makePod(name, kind, rng_));
   if (!created.ok()) {
     pods_.erase(name);
-    violations_.add("soak-error", "create pod " + name + ": " + created.error().message);
+    violations_.add("soak-error", "create pod " + name + ": " + created.error().status.message);
     return;
   }
   ++pod_stats_["created"];

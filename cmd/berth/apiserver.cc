@@ -63,7 +63,8 @@ util::Result<void> loadCluster(apiserver::Store& store, const std::string& path)
     if (kind == "Node") {
       auto created = store.create(apiserver::Resource::Nodes, "", item);
       if (!created.ok()) {
-        return util::invalidArgument(path + ": node " + name + ": " + created.error().message);
+        return util::invalidArgument(path + ": node " + name + ": " +
+                                     created.error().status.message);
       }
       continue;
     }
@@ -72,7 +73,7 @@ util::Result<void> loadCluster(apiserver::Store& store, const std::string& path)
     auto created = store.create(apiserver::Resource::Pods, ns, item);
     if (!created.ok()) {
       return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
-                                   created.error().message);
+                                   created.error().status.message);
     }
     if (!status.empty()) {
       json withStatus = *created;
@@ -80,7 +81,7 @@ util::Result<void> loadCluster(apiserver::Store& store, const std::string& path)
       auto updated = store.updateStatus(apiserver::Resource::Pods, ns, name, withStatus);
       if (!updated.ok()) {
         return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
-                                     updated.error().message);
+                                     updated.error().status.message);
       }
     }
   }

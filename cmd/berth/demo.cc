@@ -84,12 +84,13 @@ util::Result<size_t> load(apiserver::Store& store, const api::ObjectSet& objects
   for (const api::NodePtr& node : objects.nodes) {
     auto r = store.create(apiserver::Resource::Nodes, "", api::encodeNode(*node));
     if (!r.ok())
-      return util::invalidArgument("node " + node->metadata.name + ": " + r.error().message);
+      return util::invalidArgument("node " + node->metadata.name + ": " + r.error().status.message);
   }
   for (const api::PodPtr& pod : objects.pods) {
     auto r =
         store.create(apiserver::Resource::Pods, pod->metadata.namespace_, api::encodePod(*pod));
-    if (!r.ok()) return util::invalidArgument("pod " + podName(*pod) + ": " + r.error().message);
+    if (!r.ok())
+      return util::invalidArgument("pod " + podName(*pod) + ": " + r.error().status.message);
   }
   return objects.nodes.size();
 }
@@ -179,7 +180,8 @@ int demoCommand(const std::vector<std::string>& args) {
     std::cout << "\nAdding node node-c1 (16 cpu, 64Gi) to the cluster: the node-add event moves "
                  "unschedulable pods back to the active queue.\n\n";
     auto added = store.create(apiserver::Resource::Nodes, "", json::parse(kExtraNode));
-    if (!added.ok()) std::cout << "  adding node-c1 failed: " << added.error().message << "\n";
+    if (!added.ok())
+      std::cout << "  adding node-c1 failed: " << added.error().status.message << "\n";
     if (!narrator.waitForBound("batch/big-batch", std::chrono::seconds(30))) {
       std::cout << "  (batch/big-batch was not bound within 30 s)\n";
     }

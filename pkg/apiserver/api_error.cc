@@ -32,39 +32,28 @@ ApiError objectError(ObjectError kind, std::string_view group, std::string_view 
     qualified += group;
   }
   const std::string object = qualified + " " + quoteName(name);
-  ApiError error{0, "", "", std::string(name), std::string(group), std::string(resource)};
+  ApiError error;
+  api::Status& status = error.status;
+  status.details = {
+      .name = std::string(name), .group = std::string(group), .kind = std::string(resource)};
   switch (kind) {
     case ObjectError::NotFound:
-      error.code = 404;
-      error.reason = "NotFound";
-      error.message = object + " not found";
+      status.code = 404;
+      status.reason = "NotFound";
+      status.message = object + " not found";
       break;
     case ObjectError::AlreadyExists:
-      error.code = 409;
-      error.reason = "AlreadyExists";
-      error.message = object + " already exists";
+      status.code = 409;
+      status.reason = "AlreadyExists";
+      status.message = object + " already exists";
       break;
     case ObjectError::Conflict:
-      error.code = 409;
-      error.reason = "Conflict";
-      error.message = "Operation cannot be fulfilled on " + object + ": " + std::string(cause);
+      status.code = 409;
+      status.reason = "Conflict";
+      status.message = "Operation cannot be fulfilled on " + object + ": " + std::string(cause);
       break;
   }
   return error;
-}
-
-json ApiError::toStatus() const {
-  api::Status status{.status = "Failure",
-                     .message = message,
-                     .reason = reason,
-                     .code = code,
-                     .details = {.name = name, .group = group, .kind = kind},
-                     .continueToken = continueToken};
-  for (const json& cause : causes) {
-    status.details.causes.push_back(
-        {cause.value("reason", ""), cause.value("message", ""), cause.value("field", "")});
-  }
-  return api::encodeStatus(status);
 }
 
 json successStatus(int code) { return api::encodeStatus({.status = "Success", .code = code}); }
@@ -76,9 +65,9 @@ ApiError decodeError(const ResourceInfo& info, const util::Error& error) {
 
 ApiError invalidPatch(std::string_view value, std::string_view detail) {
   const std::string cause = "Invalid value: " + util::quoteGo(value) + ": " + std::string(detail);
-  ApiError error{422, "Invalid", " \"\" is invalid: patch: " + cause};
-  error.causes =
-      json::array({{{"reason", "FieldValueInvalid"}, {"message", cause}, {"field", "patch"}}});
+  ApiError error = apiError(422, "Invalid", " \"\" is invalid: patch: " + cause);
+  error.status.details.causes = {
+      {.reason = "FieldValueInvalid", .message = cause, .field = "patch"}};
   return error;
 }
 

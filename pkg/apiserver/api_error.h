@@ -7,6 +7,7 @@
 #include <string_view>
 #include <utility>
 
+#include "pkg/api/status.h"
 #include "pkg/apiserver/resource_info.h"
 #include "pkg/util/result.h"
 
@@ -14,25 +15,25 @@ namespace berth::apiserver {
 
 // A failure, as the metav1.Status kube-apiserver answers with (apimachinery/pkg/api/errors).
 struct ApiError {
-  int code = 500;        // the HTTP status
-  std::string reason{};  // metav1.StatusReason: "NotFound", "Conflict", "Expired"...
-  std::string message{};
-  // details, omitted when name and kind are empty; `kind` is the resource ("pods"), or the
-  // kind for Invalid ("Pod").
-  std::string name{};
-  std::string group{};
-  std::string kind{};
-  nlohmann::json causes = nlohmann::json::array();  // details.causes, omitted when empty
-  // metadata.continue: the token an expired list continuation may go on with (inconsistently).
-  std::string continueToken{};
+  // status.code is the HTTP status; continueToken is the token an expired list continuation may
+  // go on with (inconsistently).
+  api::Status status{.status = "Failure", .code = 500};
 
   // {"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",...}
-  nlohmann::json toStatus() const;
+  nlohmann::json toStatus() const { return api::encodeStatus(status); }
 };
+
+// The error with `code`, `reason` and `message`, no details.
+inline ApiError apiError(int code, std::string reason, std::string message) {
+  return ApiError{{.status = "Failure",
+                   .message = std::move(message),
+                   .reason = std::move(reason),
+                   .code = code}};
+}
 
 // 400 BadRequest with `message`, as kube-apiserver answers a malformed request.
 inline ApiError badRequest(std::string message) {
-  return ApiError{400, "BadRequest", std::move(message)};
+  return apiError(400, "BadRequest", std::move(message));
 }
 
 // The Status of a successful call that has no object to return (pods/binding answers 201 with it).

@@ -252,13 +252,13 @@ std::string toJsonText(const json& value) {
 }
 
 HttpResponse errorResponse(const ApiError& error) {
-  return HttpResponse{error.code, toJsonText(error.toStatus())};
+  return HttpResponse{error.status.code, toJsonText(error.toStatus())};
 }
 
 json expiredEvent(std::string_view requested, std::string_view oldest) {
-  ApiError error{
+  ApiError error = apiError(
       410, "Expired",
-      "too old resource version: " + std::string(requested) + " (" + std::string(oldest) + ")"};
+      "too old resource version: " + std::string(requested) + " (" + std::string(oldest) + ")");
   return WatchEvent{WatchEvent::Type::Error, error.toStatus()}.toJson();
 }
 
@@ -271,7 +271,7 @@ HttpResponse HttpHandler::serve(const RequestInfo& info, const HttpRequest& requ
   } catch (const std::exception& e) {
     // A body of an unexpected shape that slipped past a check: a 500, never a crash.
     return errorResponse(
-        ApiError{500, "InternalError", std::string("Internal error occurred: ") + e.what()});
+        apiError(500, "InternalError", std::string("Internal error occurred: ") + e.what()));
   }
 }
 
@@ -421,19 +421,18 @@ HttpResponse HttpHandler::watch(Resource resource, const RequestInfo& info) {
   if (info.query.count("sendInitialEvents") > 0) {
     // The WatchList feature is not served: validation rejects the parameter as kube-apiserver
     // does with the feature gate off; client-go then falls back to list and watch.
-    ApiError error{422,
-                   "Invalid",
-                   "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
-                   "sendInitialEvents is forbidden for watch unless the WatchList feature gate is "
-                   "enabled",
-                   "",
-                   "meta.k8s.io",
-                   "ListOptions"};
-    error.causes = json::array({{{"reason", "FieldValueForbidden"},
-                                 {"message",
-                                  "Forbidden: sendInitialEvents is forbidden for watch unless the "
-                                  "WatchList feature gate is enabled"},
-                                 {"field", "sendInitialEvents"}}});
+    ApiError error =
+        apiError(422, "Invalid",
+                 "ListOptions.meta.k8s.io \"\" is invalid: sendInitialEvents: Forbidden: "
+                 "sendInitialEvents is forbidden for watch unless the WatchList feature gate is "
+                 "enabled");
+    error.status.details = {
+        .group = "meta.k8s.io",
+        .kind = "ListOptions",
+        .causes = {{.reason = "FieldValueForbidden",
+                    .message = "Forbidden: sendInitialEvents is forbidden for watch unless the "
+                               "WatchList feature gate is enabled",
+                    .field = "sendInitialEvents"}}};
     return errorResponse(error);
   }
   auto timeout = queryInt(info, "timeoutSeconds");
@@ -457,7 +456,7 @@ HttpResponse HttpHandler::watch(Resource resource, const RequestInfo& info) {
   }
   auto opened = store_.watch(resource, info.ns, options);
   if (!opened) {
-    if (opened.error().code != 410) {
+    if (opened.error().status.code != 410) {
       return errorResponse(opened.error());
     }
     stream.error = WatchEvent{WatchEvent::Type::Error, opened.error().toStatus()}.toJson();

@@ -82,11 +82,11 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
 
 // errors.NewGenericServerResponse(422, ...): the detail the patch library gave is dropped.
 ApiError unprocessable() {
-  return ApiError{422, "Invalid", "the server rejected our request due to an error in our request"};
+  return apiError(422, "Invalid", "the server rejected our request due to an error in our request");
 }
 
 // An error apimachinery returns without a Status: the apiserver answers 500 with no reason.
-ApiError unclassified(std::string message) { return ApiError{500, "", std::move(message)}; }
+ApiError unclassified(std::string message) { return apiError(500, "", std::move(message)); }
 
 // Unwinds the strategic merge recursion to applyPatch, which returns it as a value.
 struct PatchFailure {

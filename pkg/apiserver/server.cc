@@ -54,7 +54,7 @@ bool isPublicPath(const RequestInfo& info) {
   return path == "/version";
 }
 
-HttpResponse unauthorized() { return errorResponse(ApiError{401, "Unauthorized", "Unauthorized"}); }
+HttpResponse unauthorized() { return errorResponse(apiError(401, "Unauthorized", "Unauthorized")); }
 
 // The Status an injected failure answers with: what kube-apiserver (or client-go's reading of a
 // bare code) says for that code.
@@ -62,19 +62,19 @@ HttpResponse faultResponse(int code) {
   switch (code) {
     case 429:
       return errorResponse(
-          ApiError{429, "TooManyRequests",
+          apiError(429, "TooManyRequests",
                    "the server has received too many requests and has asked us to try again "
-                   "later"});
+                   "later"));
     case 503:
-      return errorResponse(ApiError{503, "ServiceUnavailable",
-                                    "the server is currently unable to handle the request"});
+      return errorResponse(apiError(503, "ServiceUnavailable",
+                                    "the server is currently unable to handle the request"));
     case 504:
-      return errorResponse(ApiError{504, "Timeout",
+      return errorResponse(apiError(504, "Timeout",
                                     "the server was unable to return a response in the time "
-                                    "allotted, but may still be processing the request"});
+                                    "allotted, but may still be processing the request"));
     default:
-      ApiError error{code, "InternalError", "Internal error occurred: injected fault"};
-      error.causes = json::array({{{"message", "injected fault"}}});
+      ApiError error = apiError(code, "InternalError", "Internal error occurred: injected fault");
+      error.status.details.causes = {{.message = "injected fault"}};
       return errorResponse(error);
   }
 }
@@ -303,8 +303,8 @@ void Server::serveConnection(Stream& stream, Connection& connection, const Peer&
     http::read(stream, buffer, parser, ec);
     if (ec == http::error::body_limit) {
       HttpResponse res =
-          errorResponse(ApiError{413, "RequestEntityTooLarge",
-                                 "Request entity too large: limit is " + std::to_string(kMaxBody)});
+          errorResponse(apiError(413, "RequestEntityTooLarge",
+                                 "Request entity too large: limit is " + std::to_string(kMaxBody)));
       http::response<http::string_body> out{http::status::payload_too_large, 11};
       out.set(http::field::content_type, res.contentType);
       out.body() = std::move(res.body);

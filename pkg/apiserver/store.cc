@@ -264,17 +264,17 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
     if (!info.group.empty()) {
       qualifiedKind += "." + std::string(info.group);
     }
-    ApiError error{422,
-                   "Invalid",
-                   qualifiedKind +
-                       " \"\" is invalid: metadata.name: Required value: name or generateName is "
-                       "required",
-                   "",
-                   std::string(info.group),
-                   std::string(info.kind)};
-    error.causes = json::array({{{"reason", "FieldValueRequired"},
-                                 {"message", "Required value: name or generateName is required"},
-                                 {"field", "metadata.name"}}});
+    ApiError error =
+        apiError(422, "Invalid",
+                 qualifiedKind +
+                     " \"\" is invalid: metadata.name: Required value: name or generateName is "
+                     "required");
+    error.status.details = {
+        .group = std::string(info.group),
+        .kind = std::string(info.kind),
+        .causes = {{.reason = "FieldValueRequired",
+                    .message = "Required value: name or generateName is required",
+                    .field = "metadata.name"}}};
     return error;
   }
   Key key{meta.value("namespace", ""), name};
@@ -524,14 +524,14 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
   if (token && token->rv > 0) {
     const auto rv = static_cast<uint64_t>(token->rv);
     if (rv > rv_) {
-      return ApiError{504, "Timeout",
+      return apiError(504, "Timeout",
                       "Too large resource version: " + std::to_string(rv) +
-                          ", current: " + std::to_string(rv_)};
+                          ", current: " + std::to_string(rv_));
     }
     if (rv < t.oldest - 1) {
       // etcd compacted the revision: the client may go on, inconsistently, from the same key.
-      ApiError expired{410, "Expired", std::string(kContinueExpired)};
-      expired.continueToken = encodeContinue(-1, token->start);
+      ApiError expired = apiError(410, "Expired", std::string(kContinueExpired));
+      expired.status.continueToken = encodeContinue(-1, token->start);
       return expired;
     }
     at = rv;
@@ -637,9 +637,9 @@ ApiResult<WatchPtr> Store::watch(Resource resource, std::string_view ns,
     }
   } else {
     if (*from < t.oldest - 1) {
-      return ApiError{410, "Expired",
+      return apiError(410, "Expired",
                       "too old resource version: " + std::to_string(*from) + " (" +
-                          std::to_string(t.oldest - 1) + ")"};
+                          std::to_string(t.oldest - 1) + ")");
     }
     for (const HistoryEntry& entry : t.history) {
       if (entry.rv <= *from) {
@@ -709,13 +709,13 @@ ApiResult<std::string> Store::bind(std::string_view ns, std::string_view name,
   // ValidatePodBinding's errors reach the client as a plain error: 500, reason unknown.
   const std::string targetKind = stringAt(binding, {"target", "kind"});
   if (!targetKind.empty() && targetKind != "Node") {
-    return ApiError{500, "",
+    return apiError(500, "",
                     "target.kind: Unsupported value: " + util::quoteGo(targetKind) +
-                        ": supported values: \"Node\", \"<empty>\""};
+                        ": supported values: \"Node\", \"<empty>\"");
   }
   const std::string node = stringAt(binding, {"target", "name"});
   if (node.empty()) {
-    return ApiError{500, "", "target.name: Required value"};
+    return apiError(500, "", "target.name: Required value");
   }
   Preconditions pre{stringAt(binding, {"metadata", "uid"}),
                     stringAt(binding, {"metadata", "resourceVersion"})};

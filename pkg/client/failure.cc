@@ -32,64 +32,64 @@ std::optional<std::chrono::seconds> parseSeconds(std::string_view text) {
 
 // The reason and message client-go's NewGenericServerResponse gives a code whose body is not a
 // Status.
-void genericResponse(ApiFailure& f, std::string_view verb, std::string_view body) {
+void genericResponse(api::Status& out, std::string_view verb, std::string_view body) {
   const std::string server(trim(body));
-  f.message = "the server responded with the status code " + std::to_string(f.code) +
-              " but did not return more information";
-  switch (f.code) {
+  out.message = "the server responded with the status code " + std::to_string(out.code) +
+                " but did not return more information";
+  switch (out.code) {
     case 409:
-      f.reason = verb == "POST" ? "AlreadyExists" : "Conflict";
-      f.message = "the server reported a conflict";
+      out.reason = verb == "POST" ? "AlreadyExists" : "Conflict";
+      out.message = "the server reported a conflict";
       break;
     case 404:
-      f.reason = "NotFound";
-      f.message = "the server could not find the requested resource";
+      out.reason = "NotFound";
+      out.message = "the server could not find the requested resource";
       break;
     case 400:
-      f.reason = "BadRequest";
-      f.message = "the server rejected our request for an unknown reason";
+      out.reason = "BadRequest";
+      out.message = "the server rejected our request for an unknown reason";
       break;
     case 401:
-      f.reason = "Unauthorized";
-      f.message = "the server has asked for the client to provide credentials";
+      out.reason = "Unauthorized";
+      out.message = "the server has asked for the client to provide credentials";
       break;
     case 403:
-      f.reason = "Forbidden";
-      f.message = server;
+      out.reason = "Forbidden";
+      out.message = server;
       break;
     case 405:
-      f.reason = "MethodNotAllowed";
-      f.message = "the server does not allow this method on the requested resource";
+      out.reason = "MethodNotAllowed";
+      out.message = "the server does not allow this method on the requested resource";
       break;
     case 406:
-      f.reason = "NotAcceptable";
-      f.message = server;
+      out.reason = "NotAcceptable";
+      out.message = server;
       break;
     case 415:
-      f.reason = "UnsupportedMediaType";
-      f.message = server;
+      out.reason = "UnsupportedMediaType";
+      out.message = server;
       break;
     case 422:
-      f.reason = "Invalid";
-      f.message = "the server rejected our request due to an error in our request";
+      out.reason = "Invalid";
+      out.message = "the server rejected our request due to an error in our request";
       break;
     case 504:
-      f.reason = "Timeout";
-      f.message =
+      out.reason = "Timeout";
+      out.message =
           "the server was unable to return a response in the time allotted, but may still be "
           "processing the request";
       break;
     case 429:
-      f.reason = "TooManyRequests";
-      f.message = "the server has received too many requests and has asked us to try again later";
+      out.reason = "TooManyRequests";
+      out.message = "the server has received too many requests and has asked us to try again later";
       break;
     default:
-      if (f.code >= 500) {
-        f.reason = "InternalError";
+      if (out.code >= 500) {
+        out.reason = "InternalError";
         // A proxy's error page need not be UTF-8; a strict dump() would throw on it.
-        f.message = "an error on the server (" +
-                    json(server).dump(-1, ' ', false, json::error_handler_t::replace) +
-                    ") has prevented the request from succeeding";
+        out.message = "an error on the server (" +
+                      json(server).dump(-1, ' ', false, json::error_handler_t::replace) +
+                      ") has prevented the request from succeeding";
       }
   }
 }
@@ -97,27 +97,30 @@ void genericResponse(ApiFailure& f, std::string_view verb, std::string_view body
 }  // namespace
 
 bool ApiFailure::isTransient() const {
-  return kind == Kind::Connection || (kind == Kind::Status && (code == 429 || code >= 500));
+  return kind == Kind::Connection ||
+         (kind == Kind::Status && (status.code == 429 || status.code >= 500));
 }
 
 std::string ApiFailure::toString() const {
   switch (kind) {
     case Kind::Status: {
-      std::string out = message.empty() ? "the server answered " + std::to_string(code) : message;
-      out += " (" + std::to_string(code);
-      if (!reason.empty()) {
-        out += " " + reason;
+      std::string out = status.message.empty()
+                            ? "the server answered " + std::to_string(status.code)
+                            : status.message;
+      out += " (" + std::to_string(status.code);
+      if (!status.reason.empty()) {
+        out += " " + status.reason;
       }
       return out + ")";
     }
     case Kind::Connection:
-      return "connection: " + message;
+      return "connection: " + status.message;
     case Kind::Cancelled:
       return "cancelled";
     case Kind::BadResponse:
-      return "malformed response: " + message;
+      return "malformed response: " + status.message;
   }
-  return message;
+  return status.message;
 }
 
 util::Error ApiFailure::toError() const {
@@ -128,7 +131,7 @@ util::Error ApiFailure::toError() const {
   } else if (kind == Kind::Cancelled) {
     code = ErrorCode::Aborted;
   } else if (kind == Kind::Status) {
-    switch (this->code) {
+    switch (status.code) {
       case 400:
       case 422:
         code = ErrorCode::InvalidArgument;
@@ -137,7 +140,7 @@ util::Error ApiFailure::toError() const {
         code = ErrorCode::NotFound;
         break;
       case 409:
-        code = reason == "AlreadyExists" ? ErrorCode::AlreadyExists : ErrorCode::Aborted;
+        code = status.reason == "AlreadyExists" ? ErrorCode::AlreadyExists : ErrorCode::Aborted;
         break;
       case 401:
       case 403:
@@ -155,34 +158,29 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
                          std::string_view retryAfter) {
   ApiFailure f;
   f.kind = ApiFailure::Kind::Status;
-  f.code = code;
   f.retryAfter = parseSeconds(retryAfter);
   const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
-  const std::optional<api::Status> status = api::decodeStatus(parsed);
+  std::optional<api::Status> status = api::decodeStatus(parsed);
   if (!status) {
-    genericResponse(f, verb, body);
+    f.status.code = code;
+    genericResponse(f.status, verb, body);
     return f;
   }
+  f.status = std::move(*status);
   // As client-go, the Status's own code is the error's code (when it names an error at all).
-  if (status->code >= 400) {
-    f.code = status->code;
+  if (f.status.code < 400) {
+    f.status.code = code;
   }
-  f.reason = status->reason;
-  f.message = status->message;
-  if (const auto it = parsed.find("details"); it != parsed.end() && it->is_object()) {
-    f.details = *it;
+  if (!f.retryAfter && f.status.details.retryAfterSeconds > 0) {
+    f.retryAfter = std::chrono::seconds(f.status.details.retryAfterSeconds);
   }
-  if (!f.retryAfter && status->details.retryAfterSeconds > 0) {
-    f.retryAfter = std::chrono::seconds(status->details.retryAfterSeconds);
-  }
-  if (f.message.empty()) {
-    ApiFailure generic;
-    generic.code = f.code;
+  if (f.status.message.empty()) {
+    api::Status generic{.code = f.status.code};
     genericResponse(generic, verb, "");
-    f.message = !generic.message.empty()
-                    ? generic.message
-                    : "the server responded with the status code " + std::to_string(f.code) +
-                          " but did not return more information";
+    f.status.message = !generic.message.empty() ? generic.message
+                                                : "the server responded with the status code " +
+                                                      std::to_string(f.status.code) +
+                                                      " but did not return more information";
   }
   return f;
 }
@@ -190,21 +188,21 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
 ApiFailure connectionFailure(std::string message) {
   ApiFailure f;
   f.kind = ApiFailure::Kind::Connection;
-  f.message = std::move(message);
+  f.status.message = std::move(message);
   return f;
 }
 
 ApiFailure cancelledFailure() {
   ApiFailure f;
   f.kind = ApiFailure::Kind::Cancelled;
-  f.message = "cancelled";
+  f.status.message = "cancelled";
   return f;
 }
 
 ApiFailure badResponse(std::string message) {
   ApiFailure f;
   f.kind = ApiFailure::Kind::BadResponse;
-  f.message = std::move(message);
+  f.status.message = std::move(message);
   return f;
 }
 

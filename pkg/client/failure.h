@@ -1,42 +1,41 @@
 #pragma once
 // ApiFailure: why a call to the API server did not succeed. Either the server answered with an
-// HTTP error, usually a metav1.Status body decoded here into code, reason, message and details
-// (as client-go's apierrors.StatusError), or there was no usable answer at all: the connection
-// failed, the call was cancelled, or the response could not be read. Callers branch on `kind` and
-// `code` the way client-go code branches on apierrors.IsNotFound / IsConflict / IsGone.
+// HTTP error, usually a metav1.Status body decoded here into `status` (as client-go's
+// apierrors.StatusError), or there was no usable answer at all: the connection failed, the call was
+// cancelled, or the response could not be read. Callers branch on `kind` and `status.code` the way
+// client-go code branches on apierrors.IsNotFound / IsConflict / IsGone.
 
 #include <chrono>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "pkg/api/status.h"
 #include "pkg/util/result.h"
 
 namespace berth::client {
 
-// clang-tidy cannot see that nlohmann::json's move constructor never throws.
-// NOLINTNEXTLINE(bugprone-exception-escape)
 struct ApiFailure {
   enum class Kind {
-    Status,       // the server answered with an HTTP error; `code` is its status
+    Status,       // the server answered with an HTTP error; `status.code` is its status
     Connection,   // no response: refused, reset, timed out, TLS handshake failed
     Cancelled,    // the caller stopped the call (shutdown)
     BadResponse,  // a 2xx answer whose body (or watch line) is not what the API sends
   };
   Kind kind = Kind::Status;
-  int code = 0;        // the HTTP status; 0 unless kind is Status
-  std::string reason;  // metav1.StatusReason ("NotFound", "Conflict", "Expired"...), may be empty
-  std::string message;
-  nlohmann::json details;  // the Status's details when present, else null
+  // The Status the server answered with: code is the HTTP status (0 unless kind is Status), reason
+  // may be empty. For the other kinds only the message is set, saying what went wrong.
+  api::Status status{};
   // A Retry-After header (or details.retryAfterSeconds) in seconds, as 429 and some 5xx carry.
   std::optional<std::chrono::seconds> retryAfter;
 
-  bool isStatus(int httpCode) const { return kind == Kind::Status && code == httpCode; }
+  bool isStatus(int httpCode) const { return kind == Kind::Status && status.code == httpCode; }
   bool isNotFound() const { return isStatus(404); }
   bool isConflict() const { return isStatus(409); }
   // 410 Gone / reason Expired: the resourceVersion is too old; list again.
-  bool isGone() const { return isStatus(410) || (kind == Kind::Status && reason == "Expired"); }
+  bool isGone() const {
+    return isStatus(410) || (kind == Kind::Status && status.reason == "Expired");
+  }
   // Worth retrying for an idempotent call: no answer, 429 Too Many Requests, or a 5xx.
   bool isTransient() const;
 

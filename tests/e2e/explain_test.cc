@@ -80,12 +80,12 @@ class Explain : public testing::Test {
   void create(Resource resource, const json& object) {
     const std::string ns = object["metadata"].value("namespace", "");
     auto r = store_.create(resource, ns, object);
-    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(r.ok()) << r.error().status.message;
     // A created pod starts Pending, as with kube-apiserver; its phase is the status writer's.
     if (resource == Resource::Pods && object.contains("status")) {
       auto s =
           store_.updateStatus(resource, ns, object["metadata"]["name"].get<std::string>(), object);
-      ASSERT_TRUE(s.ok()) << s.error().message;
+      ASSERT_TRUE(s.ok()) << s.error().status.message;
     }
     objects_.push_back(object);
   }

@@ -75,14 +75,14 @@ class LeaderElection : public testing::Test {
   void SetUp() override {
     // Opened before any write, so the watches see every change in resourceVersion order.
     auto pods = store_.watch(Resource::Pods, "", {});
-    ASSERT_TRUE(pods.ok()) << pods.error().message;
+    ASSERT_TRUE(pods.ok()) << pods.error().status.message;
     pod_watch_ = *pods;
     auto leases = store_.watch(Resource::Leases, "", {});
-    ASSERT_TRUE(leases.ok()) << leases.error().message;
+    ASSERT_TRUE(leases.ok()) << leases.error().status.message;
     lease_watch_ = *leases;
     for (int i = 0; i < 3; ++i) {
       auto created = store_.create(Resource::Nodes, "", nodeJson("n" + std::to_string(i), "64"));
-      ASSERT_TRUE(created.ok()) << created.error().message;
+      ASSERT_TRUE(created.ok()) << created.error().status.message;
     }
   }
 
@@ -198,7 +198,7 @@ class LeaderElection : public testing::Test {
   void createPods(const std::string& prefix, int count) {
     for (int i = 0; i < count; ++i) {
       auto r = store_.create(Resource::Pods, "default", podJson(prefix + std::to_string(i), "10m"));
-      ASSERT_TRUE(r.ok()) << r.error().message;
+      ASSERT_TRUE(r.ok()) << r.error().status.message;
       pod_names_.push_back(prefix + std::to_string(i));
     }
   }

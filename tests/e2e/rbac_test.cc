@@ -709,7 +709,7 @@ class Cluster {
 
   util::Result<void> create(Resource resource, const json& object) {
     auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
-    if (!r.ok()) return util::invalidArgument(r.error().message);
+    if (!r.ok()) return util::invalidArgument(r.error().status.message);
     return {};
   }
 

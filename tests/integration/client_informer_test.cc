@@ -151,8 +151,8 @@ TEST_F(ClientIntegration, CreateGetUpdatePatchBindDelete) {
   auto missing = client_->get(client::kPods, "default", "web");
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(missing.error().isNotFound());
-  EXPECT_EQ(missing.error().reason, "NotFound");
-  EXPECT_EQ(missing.error().message, "pods \"web\" not found");
+  EXPECT_EQ(missing.error().status.reason, "NotFound");
+  EXPECT_EQ(missing.error().status.message, "pods \"web\" not found");
 }
 
 TEST_F(ClientIntegration, PagesThroughThousandsOfPods) {
@@ -179,14 +179,14 @@ TEST_F(ClientIntegration, RetriesIdempotentCallsButNeverAPost) {
   server_->failNextRequests(1, 503);
   auto created = client_->create(client::kPods, "default", MakePod().name("b").json());
   ASSERT_FALSE(created.ok());
-  EXPECT_EQ(created.error().code, 503);
+  EXPECT_EQ(created.error().status.code, 503);
   EXPECT_EQ(count("create"), 1);
 
   server_->failNextRequests(1, 500);
   json binding = {{"metadata", {{"name", "a"}}}, {"target", {{"kind", "Node"}, {"name", "n1"}}}};
   auto bound = client_->post(client::kPods, "default", "a", "binding", binding);
   ASSERT_FALSE(bound.ok());
-  EXPECT_EQ(bound.error().code, 500);
+  EXPECT_EQ(bound.error().status.code, 500);
   EXPECT_EQ(count("create"), 2);  // one binding attempt, no retry
 }
 
@@ -238,7 +238,7 @@ TEST_F(ClientIntegration, ARefusedConnectionHasNoHttpCode) {
   auto r = c->get(client::kPods, "default", "a");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
-  EXPECT_EQ(r.error().code, 0);
+  EXPECT_EQ(r.error().status.code, 0);
 }
 
 TEST_F(ClientIntegration, InformerFollowsChangesAcrossEveryFault) {

@@ -174,7 +174,7 @@ TEST_F(HttpTransportTest, APostIsNotRetriedAfterA5xxAndTheConnectionStaysUsable)
   server_->failNextRequests(1, 500);
   auto bound = c->post(client::kPods, "default", "a", "binding", binding("a", "n1"));
   ASSERT_FALSE(bound.ok());
-  EXPECT_EQ(bound.error().code, 500);
+  EXPECT_EQ(bound.error().status.code, 500);
   EXPECT_EQ(bindings(), 1);
   server_->failNextRequests(2, 503);
   EXPECT_TRUE(c->get(client::kPods, "default", "a").ok());
@@ -191,7 +191,7 @@ TEST_F(HttpTransportTest, AServerThatDoesNotAnswerTimesOut) {
   const auto took = std::chrono::steady_clock::now() - start;
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
-  EXPECT_EQ(r.error().message, "reading the response: timed out after 300ms");
+  EXPECT_EQ(r.error().status.message, "reading the response: timed out after 300ms");
   EXPECT_GE(took, 300ms);
   EXPECT_LT(took, 5s);
 }
@@ -225,7 +225,8 @@ TEST_F(HttpTransportTest, AnAnswerOverTheBodyLimitFailsClearly) {
   auto r = (*transport)->roundTrip({.method = "GET", .target = "/api/v1/pods"});
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::BadResponse);
-  EXPECT_EQ(r.error().message, "GET /api/v1/pods: response body over the limit of 256 bytes");
+  EXPECT_EQ(r.error().status.message,
+            "GET /api/v1/pods: response body over the limit of 256 bytes");
   // Under the limit: the whole answer.
   auto small = (*transport)->roundTrip({.method = "GET", .target = "/healthz"});
   ASSERT_TRUE(small.ok()) << small.error().toString();
@@ -297,12 +298,13 @@ TEST_F(HttpsTransportTest, AnotherCaFailsWithTheVerificationError) {
   auto r = makeClient(other)->get(client::kPods, "default", "a");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
-  EXPECT_NE(r.error().message.find("TLS handshake with 127.0.0.1:"), std::string::npos)
-      << r.error().message;
-  EXPECT_NE(r.error().message.find("certificate verify failed"), std::string::npos)
-      << r.error().message;
-  EXPECT_NE(r.error().message.find("unable to get local issuer certificate"), std::string::npos)
-      << r.error().message;
+  EXPECT_NE(r.error().status.message.find("TLS handshake with 127.0.0.1:"), std::string::npos)
+      << r.error().status.message;
+  EXPECT_NE(r.error().status.message.find("certificate verify failed"), std::string::npos)
+      << r.error().status.message;
+  EXPECT_NE(r.error().status.message.find("unable to get local issuer certificate"),
+            std::string::npos)
+      << r.error().status.message;
 }
 
 TEST_F(HttpsTransportTest, ACertificateForAnotherAddressFails) {
@@ -311,7 +313,8 @@ TEST_F(HttpsTransportTest, ACertificateForAnotherAddressFails) {
   auto r = makeClient(config(server_->url()))->get(client::kPods, "default", "a");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
-  EXPECT_NE(r.error().message.find("IP address mismatch"), std::string::npos) << r.error().message;
+  EXPECT_NE(r.error().status.message.find("IP address mismatch"), std::string::npos)
+      << r.error().status.message;
 
   client::RestConfig insecure = config(server_->url());
   insecure.caPem.clear();

@@ -62,7 +62,7 @@ class TlsIntegration : public ::testing::Test {
     if (r.error().kind == client::ApiFailure::Kind::Connection) {
       return "connection";
     }
-    return std::to_string(r.error().code);
+    return std::to_string(r.error().status.code);
   }
 
   test::TestPki pki_;
@@ -90,7 +90,7 @@ TEST_F(TlsIntegration, TrustsOnlyTheConfiguredCa) {
   auto r = c->list(client::kPods, "default");
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
-  EXPECT_EQ(r.error().code, 0);
+  EXPECT_EQ(r.error().status.code, 0);
 
   client::RestConfig systemRoots = config();
   systemRoots.caPem.clear();

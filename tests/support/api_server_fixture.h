@@ -32,7 +32,7 @@ class ApiServerTest : public ::testing::Test {
   // Creates `object` in the namespace its metadata names (none for cluster-scoped resources).
   void create(apiserver::Resource resource, const nlohmann::json& object) {
     auto r = store_.create(resource, object["metadata"].value("namespace", ""), object);
-    ASSERT_TRUE(r.ok()) << r.error().message;
+    ASSERT_TRUE(r.ok()) << r.error().status.message;
   }
 
   // spec.nodeName of pod default/`name`; empty while it is unbound or missing.

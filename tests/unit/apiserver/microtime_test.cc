@@ -75,15 +75,15 @@ TEST(MicroTime, StoreChecksLeaseAndEventTimesOnEveryWrite) {
   auto bad =
       store.create(Resource::Leases, "kube-system", lease({{"renewTime", "2026-11-30T08:00:00Z"}}));
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, 400);
-  EXPECT_EQ(bad.error().reason, "BadRequest");
-  EXPECT_EQ(bad.error().message,
+  EXPECT_EQ(bad.error().status.code, 400);
+  EXPECT_EQ(bad.error().status.reason, "BadRequest");
+  EXPECT_EQ(bad.error().status.message,
             "Lease in version \"v1\" cannot be handled as a Lease: parsing time "
             "\"2026-11-30T08:00:00Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot parse \"Z\" "
             "as \".000000\"");
   auto notString = store.create(Resource::Leases, "kube-system", lease({{"acquireTime", 5}}));
   ASSERT_FALSE(notString.ok());
-  EXPECT_EQ(notString.error().message,
+  EXPECT_EQ(notString.error().status.message,
             "Lease in version \"v1\" cannot be handled as a Lease: json: cannot unmarshal number "
             "into Go value of type string");
 
@@ -91,7 +91,7 @@ TEST(MicroTime, StoreChecksLeaseAndEventTimesOnEveryWrite) {
                               lease({{"holderIdentity", "a"},
                                      {"acquireTime", "2026-11-30T09:00:00.000000+01:00"},
                                      {"renewTime", nullptr}}));
-  ASSERT_TRUE(created.ok()) << created.error().message;
+  ASSERT_TRUE(created.ok()) << created.error().status.message;
   EXPECT_EQ((*created)["spec"]["acquireTime"], "2026-11-30T08:00:00.000000Z");
   EXPECT_FALSE((*created)["spec"].contains("renewTime")) << "a null pointer field is omitted";
 
@@ -99,28 +99,30 @@ TEST(MicroTime, StoreChecksLeaseAndEventTimesOnEveryWrite) {
   next["spec"]["renewTime"] = "2026-11-30T08:00:10.5Z";
   auto updated = store.update(Resource::Leases, "kube-system", "berth", next);
   ASSERT_FALSE(updated.ok());
-  EXPECT_EQ(updated.error().code, 400);
+  EXPECT_EQ(updated.error().status.code, 400);
   next["spec"]["renewTime"] = "2026-11-30T08:00:10.500000Z";
   updated = store.update(Resource::Leases, "kube-system", "berth", next);
-  ASSERT_TRUE(updated.ok()) << updated.error().message;
+  ASSERT_TRUE(updated.ok()) << updated.error().status.message;
   EXPECT_EQ((*updated)["spec"]["renewTime"], "2026-11-30T08:00:10.500000Z");
 
   // A patch whose result does not decode is 422 Invalid on the field "patch".
   auto patched = store.patch(Resource::Leases, "kube-system", "berth", PatchType::Merge,
                              {{"spec", {{"renewTime", "2026-11-30T08:00:11Z"}}}});
   ASSERT_FALSE(patched.ok());
-  EXPECT_EQ(patched.error().code, 422);
-  EXPECT_EQ(patched.error().reason, "Invalid");
-  EXPECT_EQ(patched.error().causes[0]["field"], "patch");
-  EXPECT_TRUE(patched.error().message.starts_with(" \"\" is invalid: patch: Invalid value: "))
-      << patched.error().message;
-  EXPECT_TRUE(patched.error().message.ends_with(
+  EXPECT_EQ(patched.error().status.code, 422);
+  EXPECT_EQ(patched.error().status.reason, "Invalid");
+  ASSERT_EQ(patched.error().status.details.causes.size(), 1u);
+  EXPECT_EQ(patched.error().status.details.causes[0].field, "patch");
+  EXPECT_TRUE(
+      patched.error().status.message.starts_with(" \"\" is invalid: patch: Invalid value: "))
+      << patched.error().status.message;
+  EXPECT_TRUE(patched.error().status.message.ends_with(
       ": parsing time \"2026-11-30T08:00:11Z\" as \"2006-01-02T15:04:05.000000Z07:00\": cannot "
       "parse \"Z\" as \".000000\""))
-      << patched.error().message;
+      << patched.error().status.message;
   patched = store.patch(Resource::Leases, "kube-system", "berth", PatchType::Merge,
                         {{"spec", {{"renewTime", "2026-11-30T08:00:11.000000Z"}}}});
-  ASSERT_TRUE(patched.ok()) << patched.error().message;
+  ASSERT_TRUE(patched.ok()) << patched.error().status.message;
   EXPECT_EQ((*patched)["spec"]["renewTime"], "2026-11-30T08:00:11.000000Z");
 
   // events.k8s.io/v1 eventTime, and the core/v1 view of the same field.
@@ -129,10 +131,10 @@ TEST(MicroTime, StoreChecksLeaseAndEventTimesOnEveryWrite) {
     json event = {{"metadata", {{"name", "e1"}}}, {"eventTime", "2026-11-30T08:00:00Z"}};
     auto e = store.create(resource, "default", event);
     ASSERT_FALSE(e.ok());
-    EXPECT_EQ(e.error().code, 400);
-    EXPECT_TRUE(e.error().message.starts_with(
+    EXPECT_EQ(e.error().status.code, 400);
+    EXPECT_TRUE(e.error().status.message.starts_with(
         "Event in version \"v1\" cannot be handled as a Event: parsing time"))
-        << e.error().message;
+        << e.error().status.message;
     event["eventTime"] = "2026-11-30T08:00:00.000000Z";
     EXPECT_TRUE(store.create(resource, "default", event).ok());
   }

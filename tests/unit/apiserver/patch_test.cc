@@ -40,7 +40,7 @@ class PatchTest : public ::testing::Test {
     status["status"]["conditions"] = json::parse(
         R"([{"type": "PodScheduled", "status": "True"}, {"type": "Ready", "status": "False"}])");
     auto updated = store_.updateStatus(Resource::Pods, "default", "web", status);
-    ASSERT_TRUE(updated.ok()) << updated.error().message;
+    ASSERT_TRUE(updated.ok()) << updated.error().status.message;
     original_ = *updated;
   }
 
@@ -189,7 +189,7 @@ TEST_F(PatchTest, AppliesEveryPatchTypeToPodsAndPodStatus) {
     resetPod();
     auto got =
         store_.patch(Resource::Pods, "default", "web", c.type, json::parse(c.patch), c.statusOnly);
-    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_TRUE(got.ok()) << got.error().status.message;
     EXPECT_EQ(*got, *store_.get(Resource::Pods, "default", "web"));
     EXPECT_EQ((*got)["metadata"]["uid"], original_["metadata"]["uid"]);
     for (const auto& [pointer, want] : c.want) {
@@ -268,10 +268,10 @@ TEST_F(PatchTest, RejectsBadPatchesAsKubeApiserver) {
     SCOPED_TRACE(c.name);
     auto got = store_.patch(Resource::Pods, "default", "web", c.type, json::parse(c.patch));
     ASSERT_FALSE(got.ok());
-    EXPECT_EQ(got.error().code, c.code);
-    EXPECT_EQ(got.error().reason, c.reason);
+    EXPECT_EQ(got.error().status.code, c.code);
+    EXPECT_EQ(got.error().status.reason, c.reason);
     if (!c.message.empty()) {
-      EXPECT_EQ(got.error().message, c.message);
+      EXPECT_EQ(got.error().status.message, c.message);
     }
     EXPECT_EQ(store_.resourceVersion(), rv) << "a failed patch writes nothing";
   }
@@ -294,7 +294,7 @@ TEST_F(PatchTest, RejectsBadPatchesAsKubeApiserver) {
   auto missing = store_.patch(Resource::Pods, "default", "db", PatchType::Merge, json::object());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().toStatus()["message"], "pods \"db\" not found");
-  EXPECT_EQ(missing.error().code, 404);
+  EXPECT_EQ(missing.error().status.code, 404);
 }
 
 TEST_F(PatchTest, FollowsUpdateConcurrencyNoOpAndWatchRules) {
@@ -313,7 +313,7 @@ TEST_F(PatchTest, FollowsUpdateConcurrencyNoOpAndWatchRules) {
   // The current resourceVersion is a precondition that holds.
   json guarded = {{"metadata", {{"resourceVersion", rv}, {"labels", {{"tier", "db"}}}}}};
   auto changed = store_.patch(Resource::Pods, "default", "web", PatchType::Merge, guarded);
-  ASSERT_TRUE(changed.ok()) << changed.error().message;
+  ASSERT_TRUE(changed.ok()) << changed.error().status.message;
   EXPECT_NE((*changed)["metadata"]["resourceVersion"], rv);
   auto events = (*watch)->drain();
   ASSERT_EQ(events.size(), 1u);
@@ -323,7 +323,7 @@ TEST_F(PatchTest, FollowsUpdateConcurrencyNoOpAndWatchRules) {
   // The same precondition is now stale.
   auto stale = store_.patch(Resource::Pods, "default", "web", PatchType::Merge, guarded);
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(stale.error().code, 409);
+  EXPECT_EQ(stale.error().status.code, 409);
 }
 
 TEST(Patch, StrategicMergeOnNodes) {
@@ -358,7 +358,7 @@ TEST(Patch, StrategicMergeOnNodes) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto got = applyPatch(Resource::Nodes, PatchType::StrategicMerge, node, json::parse(c.patch));
-    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_TRUE(got.ok()) << got.error().status.message;
     EXPECT_EQ(got->at(json::json_pointer(c.pointer)), c.want);
   }
 }

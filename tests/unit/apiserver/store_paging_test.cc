@@ -78,7 +78,7 @@ std::vector<ListResult> listPages(Store& store, Resource resource, std::string_v
   std::vector<ListResult> pages;
   for (int page = 0; page < 100; ++page) {
     auto got = store.list(resource, ns, options);
-    EXPECT_TRUE(got.ok()) << got.error().message;
+    EXPECT_TRUE(got.ok()) << got.error().status.message;
     if (!got.ok()) {
       break;
     }
@@ -278,7 +278,7 @@ TEST(StoreList, ContinuingBeyondTheHistoryIsExpired) {
   ASSERT_TRUE(store.create(Resource::Pods, "default", pod("p10")).ok());
   ASSERT_TRUE(store.remove(Resource::Pods, "default", "p3").ok());
   auto second = store.list(Resource::Pods, "", options);
-  ASSERT_TRUE(second.ok()) << second.error().message;
+  ASSERT_TRUE(second.ok()) << second.error().status.message;
   EXPECT_EQ(keys(second->items), (std::vector<std::string>{"default/p2", "default/p3"}));
   // Two more push the first page's resourceVersion out of it.
   ASSERT_TRUE(store.create(Resource::Pods, "default", pod("p11")).ok());
@@ -297,7 +297,7 @@ TEST(StoreList, ContinuingBeyondTheHistoryIsExpired) {
   options.continueToken = status["metadata"]["continue"];
   options.limit = 0;
   auto rest = store.list(Resource::Pods, "", options);
-  ASSERT_TRUE(rest.ok()) << rest.error().message;
+  ASSERT_TRUE(rest.ok()) << rest.error().status.message;
   EXPECT_EQ(keys(rest->items),
             (std::vector<std::string>{"default/p10", "default/p11", "default/p12", "default/p2",
                                       "default/p4"}));
@@ -305,7 +305,7 @@ TEST(StoreList, ContinuingBeyondTheHistoryIsExpired) {
 
   store.expireHistory();
   options.continueToken = second->continueToken;
-  EXPECT_EQ(store.list(Resource::Pods, "", options).error().code, 410);
+  EXPECT_EQ(store.list(Resource::Pods, "", options).error().status.code, 410);
 }
 
 TEST(StoreList, MalformedContinueTokensAreBadRequests) {
@@ -340,16 +340,16 @@ TEST(StoreList, MalformedContinueTokensAreBadRequests) {
     options.continueToken = c.token;
     auto got = store.list(Resource::Pods, "", options);
     ASSERT_FALSE(got.ok());
-    EXPECT_EQ(got.error().code, 400);
-    EXPECT_EQ(got.error().reason, "BadRequest");
-    EXPECT_TRUE(got.error().message.starts_with(c.message)) << got.error().message;
+    EXPECT_EQ(got.error().status.code, 400);
+    EXPECT_EQ(got.error().status.reason, "BadRequest");
+    EXPECT_TRUE(got.error().status.message.starts_with(c.message)) << got.error().status.message;
   }
   ListOptions future;
   future.continueToken = base64Url(R"({"v":"meta.k8s.io/v1","rv":99,"start":"a"})");
   auto got = store.list(Resource::Pods, "", future);
   ASSERT_FALSE(got.ok());
-  EXPECT_EQ(got.error().code, 504);
-  EXPECT_EQ(got.error().message, "Too large resource version: 99, current: 1");
+  EXPECT_EQ(got.error().status.code, 504);
+  EXPECT_EQ(got.error().status.message, "Too large resource version: 99, current: 1");
 }
 
 }  // namespace

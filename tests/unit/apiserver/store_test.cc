@@ -158,7 +158,7 @@ TEST(Store, CreateAssignsIdentityAndDefaults) {
   in["metadata"]["namespace"] = "default";
   in["status"] = {{"phase", "Running"}};
   auto created = store->create(Resource::Pods, "default", in);
-  ASSERT_TRUE(created.ok()) << created.error().message;
+  ASSERT_TRUE(created.ok()) << created.error().status.message;
   const json& meta = (*created)["metadata"];
   EXPECT_EQ(meta["uid"], "uid-1");
   EXPECT_EQ(meta["creationTimestamp"], "2026-11-30T08:00:00Z");
@@ -190,8 +190,8 @@ TEST(Store, CreateAssignsIdentityAndDefaults) {
 
   auto unnamed = store->create(Resource::Pods, "default", json{{"metadata", json::object()}});
   ASSERT_FALSE(unnamed.ok());
-  EXPECT_EQ(unnamed.error().code, 422);
-  EXPECT_EQ(unnamed.error().message,
+  EXPECT_EQ(unnamed.error().status.code, 422);
+  EXPECT_EQ(unnamed.error().status.message,
             "Pod \"\" is invalid: metadata.name: Required value: name or generateName is required");
   EXPECT_EQ(store->resourceVersion(), "4") << "failed writes do not bump the resourceVersion";
 }
@@ -230,13 +230,13 @@ TEST(Store, UpdateIsOptimisticallyConcurrent) {
     p["metadata"]["name"] = c.urlName;
     auto got = store->update(Resource::Pods, "default", "web", p);
     if (c.wantCode == 200) {
-      ASSERT_TRUE(got.ok()) << got.error().message;
+      ASSERT_TRUE(got.ok()) << got.error().status.message;
       EXPECT_EQ((*got)["metadata"]["labels"]["app"], "x");
       EXPECT_EQ((*got)["metadata"]["uid"], "uid-1");
       EXPECT_EQ(rvOf(*got), "3");
     } else {
       ASSERT_FALSE(got.ok());
-      EXPECT_EQ(got.error().code, c.wantCode);
+      EXPECT_EQ(got.error().status.code, c.wantCode);
     }
   }
 }
@@ -273,11 +273,11 @@ TEST(Store, UpdateKeepsIdentityStatusAndSkipsNoOps) {
 
   auto stale = store->updateStatus(Resource::Pods, "default", "web", s);
   ASSERT_FALSE(stale.ok());
-  EXPECT_EQ(stale.error().code, 409);
+  EXPECT_EQ(stale.error().status.code, 409);
 
   auto missing = store->update(Resource::Pods, "default", "nope", pod("nope"));
   ASSERT_FALSE(missing.ok());
-  EXPECT_EQ(missing.error().code, 404);
+  EXPECT_EQ(missing.error().status.code, 404);
 
   json event = {{"metadata", {{"name", "e1"}}}, {"reason", "Scheduled"}};
   auto upserted = store->update(Resource::Events, "default", "e1", event);
@@ -314,14 +314,14 @@ TEST(Store, DeleteHonoursPreconditions) {
     ASSERT_TRUE(store->create(Resource::Pods, "default", pod("web")).ok());
     auto got = store->remove(Resource::Pods, "default", "web", c.pre);
     if (c.wantCode == 0) {
-      ASSERT_TRUE(got.ok()) << got.error().message;
+      ASSERT_TRUE(got.ok()) << got.error().status.message;
       EXPECT_EQ(rvOf(*got), "1") << "the object as it was";
-      EXPECT_EQ(store->get(Resource::Pods, "default", "web").error().code, 404);
+      EXPECT_EQ(store->get(Resource::Pods, "default", "web").error().status.code, 404);
       EXPECT_EQ(store->resourceVersion(), "2");
     } else {
       ASSERT_FALSE(got.ok());
-      EXPECT_EQ(got.error().code, c.wantCode);
-      EXPECT_EQ(got.error().message, c.wantMessage);
+      EXPECT_EQ(got.error().status.code, c.wantCode);
+      EXPECT_EQ(got.error().status.message, c.wantMessage);
       EXPECT_TRUE(store->get(Resource::Pods, "default", "web").ok());
     }
   }
@@ -364,7 +364,7 @@ TEST(Store, ListFiltersBySelectorsAndNamespace) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto got = store->list(Resource::Pods, c.ns, c.options);
-    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_TRUE(got.ok()) << got.error().status.message;
     EXPECT_EQ(names(got->items), c.want);
     EXPECT_EQ(got->resourceVersion, "3");
   }
@@ -378,7 +378,7 @@ TEST(Store, ListFiltersBySelectorsAndNamespace) {
 
   auto bad = store->list(Resource::Pods, "", {"a in (", ""});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, 400);
+  EXPECT_EQ(bad.error().status.code, 400);
 }
 
 TEST(Store, FieldSelectorParsing) {
@@ -409,12 +409,12 @@ TEST(Store, FieldSelectorParsing) {
     SCOPED_TRACE(c.name);
     auto got = FieldSelector::parse(c.resource, c.text);
     if (c.wantError.empty()) {
-      EXPECT_TRUE(got.ok()) << got.error().message;
+      EXPECT_TRUE(got.ok()) << got.error().status.message;
     } else {
       ASSERT_FALSE(got.ok());
-      EXPECT_EQ(got.error().code, 400);
-      EXPECT_EQ(got.error().reason, "BadRequest");
-      EXPECT_EQ(got.error().message, c.wantError);
+      EXPECT_EQ(got.error().status.code, 400);
+      EXPECT_EQ(got.error().status.reason, "BadRequest");
+      EXPECT_EQ(got.error().status.message, c.wantError);
     }
   }
   auto escaped = FieldSelector::parse(Resource::Pods, "metadata.name=a\\,b");
@@ -449,7 +449,7 @@ TEST(Store, WatchStartsWithCurrentStateOrReplaysHistory) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
     auto w = store->watch(Resource::Pods, "", {c.from});
-    ASSERT_TRUE(w.ok()) << w.error().message;
+    ASSERT_TRUE(w.ok()) << w.error().status.message;
     EXPECT_EQ(describe(**w), c.want);
   }
 
@@ -467,7 +467,7 @@ TEST(Store, WatchStartsWithCurrentStateOrReplaysHistory) {
 
   auto bad = store->watch(Resource::Pods, "", {"abc"});
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().code, 400);
+  EXPECT_EQ(bad.error().status.code, 400);
 }
 
 TEST(Store, WatchFromBeyondTheHistoryIsGone) {
@@ -487,7 +487,7 @@ TEST(Store, WatchFromBeyondTheHistoryIsGone) {
     SCOPED_TRACE("from " + c.from);
     auto w = store->watch(Resource::Pods, "", {c.from});
     if (c.wantCode == 0) {
-      ASSERT_TRUE(w.ok()) << w.error().message;
+      ASSERT_TRUE(w.ok()) << w.error().status.message;
       EXPECT_EQ((*w)->drain().size(), c.wantEvents);
     } else {
       ASSERT_FALSE(w.ok());
@@ -501,7 +501,7 @@ TEST(Store, WatchFromBeyondTheHistoryIsGone) {
   store->expireHistory();
   auto expired = store->watch(Resource::Pods, "", {"4"});
   ASSERT_FALSE(expired.ok());
-  EXPECT_EQ(expired.error().message, "too old resource version: 4 (5)");
+  EXPECT_EQ(expired.error().status.message, "too old resource version: 4 (5)");
   EXPECT_TRUE(store->watch(Resource::Pods, "", {"5"}).ok());
   EXPECT_TRUE(store->watch(Resource::Nodes, "", {"5"}).ok());
 }
@@ -634,7 +634,7 @@ TEST(Store, BindingAssignsThePodOnce) {
     }
     auto got = store->bind("default", url, c.binding);
     if (c.wantCode == 0) {
-      ASSERT_TRUE(got.ok()) << got.error().message;
+      ASSERT_TRUE(got.ok()) << got.error().status.message;
       EXPECT_EQ(*got, "2");
       json bound = *store->get(Resource::Pods, "default", "web");
       EXPECT_EQ(bound["spec"]["nodeName"], "n1");
@@ -644,8 +644,8 @@ TEST(Store, BindingAssignsThePodOnce) {
       EXPECT_EQ(rvOf(bound), "2");
     } else {
       ASSERT_FALSE(got.ok());
-      EXPECT_EQ(got.error().code, c.wantCode);
-      EXPECT_EQ(got.error().message, c.wantMessage);
+      EXPECT_EQ(got.error().status.code, c.wantCode);
+      EXPECT_EQ(got.error().status.message, c.wantMessage);
     }
   }
 }

@@ -65,9 +65,9 @@ TEST(ApiFailure, DecodesStatusBodies) {
     SCOPED_TRACE(c.name);
     const ApiFailure f = decodeFailure(c.httpCode, c.verb, c.body, c.retryAfter);
     EXPECT_EQ(f.kind, ApiFailure::Kind::Status);
-    EXPECT_EQ(f.code, c.code);
-    EXPECT_EQ(f.reason, c.reason);
-    EXPECT_EQ(f.message, c.message);
+    EXPECT_EQ(f.status.code, c.code);
+    EXPECT_EQ(f.status.reason, c.reason);
+    EXPECT_EQ(f.status.message, c.message);
     EXPECT_EQ(f.retryAfter ? f.retryAfter->count() : -1, c.retryAfterSeconds);
   }
 }
@@ -75,8 +75,8 @@ TEST(ApiFailure, DecodesStatusBodies) {
 // Found by fuzz/decode_fuzz.cc: a body that is not UTF-8 made the message's JSON quoting throw.
 TEST(ApiFailure, QuotesABodyThatIsNotUtf8) {
   const ApiFailure f = decodeFailure(502, "GET", "<html>\xff\xfe Bad Gateway</html>");
-  EXPECT_EQ(f.reason, "InternalError");
-  EXPECT_EQ(f.message,
+  EXPECT_EQ(f.status.reason, "InternalError");
+  EXPECT_EQ(f.status.message,
             "an error on the server (\"<html>\xef\xbf\xbd\xef\xbf\xbd Bad Gateway</html>\") has "
             "prevented the request from succeeding");
 }
@@ -86,14 +86,18 @@ TEST(ApiFailure, KeepsDetails) {
       422, "POST",
       R"j({"kind":"Status","code":422,"reason":"Invalid","message":"m",)j"
       R"j("details":{"name":"web","kind":"Pod","causes":[{"field":"spec.nodeName"}]}})j");
-  EXPECT_EQ(f.details["name"], "web");
-  EXPECT_EQ(f.details["causes"][0]["field"], "spec.nodeName");
-  EXPECT_TRUE(decodeFailure(404, "GET", "").details.is_null());
+  EXPECT_EQ(f.status.details.name, "web");
+  ASSERT_EQ(f.status.details.causes.size(), 1u);
+  EXPECT_EQ(f.status.details.causes[0].field, "spec.nodeName");
+  // A body that is not a Status has no details.
+  const api::StatusDetails none = decodeFailure(404, "GET", "").status.details;
+  EXPECT_TRUE(none.name.empty() && none.group.empty() && none.kind.empty() && none.uid.empty() &&
+              none.causes.empty() && none.retryAfterSeconds == 0);
 }
 
 TEST(ApiFailure, ClassifiesForRetriesAndRelists) {
   EXPECT_TRUE(connectionFailure("refused").isTransient());
-  EXPECT_EQ(connectionFailure("refused").code, 0);
+  EXPECT_EQ(connectionFailure("refused").status.code, 0);
   EXPECT_TRUE(decodeFailure(429, "GET", "").isTransient());
   EXPECT_TRUE(decodeFailure(503, "GET", "").isTransient());
   EXPECT_FALSE(decodeFailure(404, "GET", "").isTransient());

@@ -16,7 +16,7 @@ std::vector<std::string> frameAll(size_t maxLineBytes, const std::vector<std::st
   while (true) {
     auto line = framer.next();
     if (!line.ok()) {
-      out.push_back("FAIL: " + line.error().message);
+      out.push_back("FAIL: " + line.error().status.message);
       return out;
     }
     if (line->has_value()) {
@@ -25,7 +25,7 @@ std::vector<std::string> frameAll(size_t maxLineBytes, const std::vector<std::st
     }
     if (next == blocks.size()) {
       const auto end = framer.finish();
-      out.push_back(end.ok() ? "END" : "FAIL: " + end.error().message);
+      out.push_back(end.ok() ? "END" : "FAIL: " + end.error().status.message);
       return out;
     }
     framer.append(blocks[next++]);

@@ -60,7 +60,7 @@ TEST(WatchEvent, DecodesLines) {
     auto r = decodeWatchEvent(c.line);
     ASSERT_FALSE(r.ok());
     EXPECT_EQ(r.error().kind, ApiFailure::Kind::BadResponse);
-    EXPECT_THAT(r.error().message, ::testing::StartsWith(c.message));
+    EXPECT_THAT(r.error().status.message, ::testing::StartsWith(c.message));
   }
 }
 
