@@ -88,6 +88,7 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     return out;
   }
 
+  state.setSnapshot(&snapshot);
   framework::Diagnosis diagnosis;
   framework::PreFilterResult pre;
   auto started = fw.clock().monotonicNow();

@@ -108,7 +108,15 @@ void read(const json& j, const Path& p, NodeSelectorTerm& out);
 void read(const json& j, const Path& p, NodeSelector& out);
 void read(const json& j, const Path& p, PreferredSchedulingTerm& out);
 void read(const json& j, const Path& p, NodeAffinity& out);
+void read(const json& j, const Path& p, LabelSelectorRequirement& out);
+void read(const json& j, const Path& p, LabelSelector& out);
+void read(const json& j, const Path& p, PodAffinityTerm& out);
+void read(const json& j, const Path& p, WeightedPodAffinityTerm& out);
+void read(const json& j, const Path& p, PodAffinity& out);
 void read(const json& j, const Path& p, Affinity& out);
+void read(const json& j, const Path& p, TopologySpreadConstraint& out);
+void read(const json& j, const Path& p, Volume& out);
+void read(const json& j, const Path& p, PodResourceClaim& out);
 void read(const json& j, const Path& p, Toleration& out);
 void read(const json& j, const Path& p, ResourceRequirements& out);
 void read(const json& j, const Path& p, ContainerPort& out);
@@ -123,6 +131,11 @@ void read(const json& j, const Path& p, NodeCondition& out);
 void read(const json& j, const Path& p, ContainerImage& out);
 void read(const json& j, const Path& p, NodeStatus& out);
 void read(const json& j, const Path& p, Node& out);
+void read(const json& j, const Path& p, Namespace& out);
+void read(const json& j, const Path& p, Service& out);
+void read(const json& j, const Path& p, ReplicaSet& out);
+void read(const json& j, const Path& p, StatefulSet& out);
+void read(const json& j, const Path& p, ReplicationController& out);
 
 template <typename T>
 void read(const json& j, const Path& p, std::vector<T>& out) {
@@ -337,9 +350,86 @@ void read(const json& j, const Path& p, NodeAffinity& out) {
       out.preferredDuringSchedulingIgnoredDuringExecution);
 }
 
+// Operators and values are checked by the plugin that compiles the selector (its PreFilter
+// reports one bad pod), not here.
+void read(const json& j, const Path& p, LabelSelectorRequirement& out) {
+  expectObject(j, p);
+  get(j, p, "key", out.key);
+  get(j, p, "operator", out.op);
+  get(j, p, "values", out.values);
+}
+
+void read(const json& j, const Path& p, LabelSelector& out) {
+  expectObject(j, p);
+  get(j, p, "matchLabels", out.matchLabels);
+  get(j, p, "matchExpressions", out.matchExpressions);
+}
+
+void read(const json& j, const Path& p, PodAffinityTerm& out) {
+  expectObject(j, p);
+  get(j, p, "labelSelector", out.labelSelector);
+  get(j, p, "namespaces", out.namespaces);
+  get(j, p, "topologyKey", out.topologyKey);
+  get(j, p, "namespaceSelector", out.namespaceSelector);
+  get(j, p, "matchLabelKeys", out.matchLabelKeys);
+  get(j, p, "mismatchLabelKeys", out.mismatchLabelKeys);
+}
+
+void read(const json& j, const Path& p, WeightedPodAffinityTerm& out) {
+  expectObject(j, p);
+  get(j, p, "weight", out.weight);
+  get(j, p, "podAffinityTerm", out.podAffinityTerm);
+}
+
+void read(const json& j, const Path& p, PodAffinity& out) {
+  expectObject(j, p);
+  get(j, p, "requiredDuringSchedulingIgnoredDuringExecution",
+      out.requiredDuringSchedulingIgnoredDuringExecution);
+  get(j, p, "preferredDuringSchedulingIgnoredDuringExecution",
+      out.preferredDuringSchedulingIgnoredDuringExecution);
+}
+
 void read(const json& j, const Path& p, Affinity& out) {
   expectObject(j, p);
   get(j, p, "nodeAffinity", out.nodeAffinity);
+  get(j, p, "podAffinity", out.podAffinity);
+  get(j, p, "podAntiAffinity", out.podAntiAffinity);
+}
+
+void read(const json& j, const Path& p, TopologySpreadConstraint& out) {
+  expectObject(j, p);
+  get(j, p, "maxSkew", out.maxSkew);
+  get(j, p, "topologyKey", out.topologyKey);
+  get(j, p, "whenUnsatisfiable", out.whenUnsatisfiable);
+  get(j, p, "labelSelector", out.labelSelector);
+  get(j, p, "minDomains", out.minDomains);
+  get(j, p, "nodeAffinityPolicy", out.nodeAffinityPolicy);
+  get(j, p, "nodeTaintsPolicy", out.nodeTaintsPolicy);
+  get(j, p, "matchLabelKeys", out.matchLabelKeys);
+}
+
+// The source is the one non-null field besides the name (validation allows exactly one).
+void read(const json& j, const Path& p, Volume& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
+  for (const auto& [key, value] : j.items()) {
+    if (key == "name" || value.is_null()) {
+      continue;
+    }
+    out.source = key;
+    const Path sp = p.child(key);
+    expectObject(value, sp);
+    get(value, sp, "readOnly", out.readOnly);
+    if (key == "persistentVolumeClaim") {
+      get(value, sp, "claimName", out.claimName);
+    }
+    break;
+  }
+}
+
+void read(const json& j, const Path& p, PodResourceClaim& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
 }
 
 // The effects validation accepts (validateTaintEffect), in its order.
@@ -410,6 +500,10 @@ void read(const json& j, const Path& p, PodSpec& out) {
   get(j, p, "containers", out.containers);
   get(j, p, "overhead", out.overhead);
   get(j, p, "hostNetwork", out.hostNetwork);
+  get(j, p, "topologySpreadConstraints", out.topologySpreadConstraints);
+  get(j, p, "volumes", out.volumes);
+  get(j, p, "resourceClaims", out.resourceClaims);
+  get(j, p, "resources", out.resources);
   const auto gates = j.find("schedulingGates");
   if (gates != j.end() && !gates->is_null()) {
     const Path gp = p.child("schedulingGates");
@@ -502,6 +596,49 @@ void read(const json& j, const Path& p, Node& out) {
   get(j, p, "status", out.status);
 }
 
+// --- Objects PodTopologySpread and InterPodAffinity read ----------------------------------------
+
+// Reads spec.<key> of obj into out when spec and the key are present.
+template <typename T>
+void getSpec(const json& obj, const Path& p, std::string_view key, T& out) {
+  const auto spec = obj.find("spec");
+  if (spec == obj.end() || spec->is_null()) {
+    return;
+  }
+  const Path sp = p.child("spec");
+  expectObject(*spec, sp);
+  get(*spec, sp, key, out);
+}
+
+void read(const json& j, const Path& p, Namespace& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+}
+
+void read(const json& j, const Path& p, Service& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "selector", out.selector);
+}
+
+void read(const json& j, const Path& p, ReplicaSet& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "selector", out.selector);
+}
+
+void read(const json& j, const Path& p, StatefulSet& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "selector", out.selector);
+}
+
+void read(const json& j, const Path& p, ReplicationController& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "selector", out.selector);
+}
+
 // --- Object identity for messages ----------------------------------------------------------------
 
 // metadata.<key> when it is a non-empty string, read leniently: the name must be available to
@@ -549,5 +686,23 @@ std::string objectKey(const json& obj) {
 util::Result<Pod> decodePod(const json& j) { return decodeObject<Pod>(j, "pod"); }
 
 util::Result<Node> decodeNode(const json& j) { return decodeObject<Node>(j, "node"); }
+
+util::Result<Namespace> decodeNamespace(const json& j) {
+  return decodeObject<Namespace>(j, "namespace");
+}
+
+util::Result<Service> decodeService(const json& j) { return decodeObject<Service>(j, "service"); }
+
+util::Result<ReplicaSet> decodeReplicaSet(const json& j) {
+  return decodeObject<ReplicaSet>(j, "replicaset");
+}
+
+util::Result<StatefulSet> decodeStatefulSet(const json& j) {
+  return decodeObject<StatefulSet>(j, "statefulset");
+}
+
+util::Result<ReplicationController> decodeReplicationController(const json& j) {
+  return decodeObject<ReplicationController>(j, "replicationcontroller");
+}
 
 }  // namespace berth::api

@@ -85,8 +85,48 @@ struct NodeAffinity {
   std::vector<PreferredSchedulingTerm> preferredDuringSchedulingIgnoredDuringExecution;
 };
 
+// One pod (anti-)affinity term: the pods matched by labelSelector in `namespaces` (or the
+// namespaces matched by namespaceSelector; both empty means the pod's own namespace) and the
+// topology domain (nodes sharing topologyKey's value) they run in. matchLabelKeys and
+// mismatchLabelKeys are already merged into labelSelector by the API server (v1.33+); they are kept
+// for messages only.
+struct PodAffinityTerm {
+  std::optional<LabelSelector> labelSelector;  // absent selects no pod
+  std::vector<std::string> namespaces;
+  std::string topologyKey;
+  std::optional<LabelSelector> namespaceSelector;  // absent: `namespaces` only; empty: all
+  std::vector<std::string> matchLabelKeys;
+  std::vector<std::string> mismatchLabelKeys;
+};
+
+struct WeightedPodAffinityTerm {
+  int32_t weight = 0;  // 1..100
+  PodAffinityTerm podAffinityTerm;
+};
+
+// Used for both podAffinity and podAntiAffinity.
+struct PodAffinity {
+  std::vector<PodAffinityTerm> requiredDuringSchedulingIgnoredDuringExecution;
+  std::vector<WeightedPodAffinityTerm> preferredDuringSchedulingIgnoredDuringExecution;
+};
+
 struct Affinity {
   std::optional<NodeAffinity> nodeAffinity;
+  std::optional<PodAffinity> podAffinity;
+  std::optional<PodAffinity> podAntiAffinity;
+};
+
+// spec.topologySpreadConstraints[]. Enum fields stay strings: PodTopologySpread validates them in
+// PreFilter, so one bad pod is reported rather than dropped by the decoder.
+struct TopologySpreadConstraint {
+  int32_t maxSkew = 0;
+  std::string topologyKey;
+  std::string whenUnsatisfiable;  // DoNotSchedule or ScheduleAnyway
+  std::optional<LabelSelector> labelSelector;
+  std::optional<int32_t> minDomains;
+  std::optional<std::string> nodeAffinityPolicy;  // Honor (default) or Ignore
+  std::optional<std::string> nodeTaintsPolicy;    // Ignore (default) or Honor
+  std::vector<std::string> matchLabelKeys;
 };
 
 // --- Taints and tolerations ----------------------------------------------------------------------
@@ -133,6 +173,20 @@ struct Container {
   std::string restartPolicy;  // "Always" on an init container makes it a sidecar
 };
 
+// A pod volume: its name and which volume source it uses (the one source field set, e.g.
+// "persistentVolumeClaim", "emptyDir", "csi"), with the fields placement depends on.
+struct Volume {
+  std::string name;
+  std::string source;     // "" when no source field is set
+  std::string claimName;  // persistentVolumeClaim.claimName
+  bool readOnly = false;  // the source's readOnly, where it has one
+};
+
+// spec.resourceClaims[] (dynamic resource allocation): only the name matters to berth today.
+struct PodResourceClaim {
+  std::string name;
+};
+
 struct PodSpec {
   std::string schedulerName;  // defaulted by the API server to "default-scheduler"
   std::string nodeName;
@@ -146,6 +200,10 @@ struct PodSpec {
   ResourceList overhead;
   bool hostNetwork = false;
   std::vector<std::string> schedulingGates;  // names of spec.schedulingGates
+  std::vector<TopologySpreadConstraint> topologySpreadConstraints;
+  std::vector<Volume> volumes;
+  std::vector<PodResourceClaim> resourceClaims;
+  std::optional<ResourceRequirements> resources;  // pod-level resources (PodLevelResources)
 };
 
 struct PodCondition {
@@ -209,8 +267,40 @@ struct Node {
   NodeStatus status;
 };
 
+// --- Objects PodTopologySpread and InterPodAffinity read ----------------------------------------
+
+struct Namespace {
+  ObjectMeta metadata;
+};
+
+struct Service {
+  ObjectMeta metadata;
+  StringMap selector;  // spec.selector; empty selects nothing
+};
+
+// ReplicaSets, StatefulSets and ReplicationControllers: only their pod selector matters here.
+struct ReplicaSet {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;  // spec.selector
+};
+
+struct StatefulSet {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;  // spec.selector
+};
+
+struct ReplicationController {
+  ObjectMeta metadata;
+  StringMap selector;  // spec.selector (a plain map for RCs)
+};
+
 using PodPtr = std::shared_ptr<const Pod>;
 using NodePtr = std::shared_ptr<const Node>;
+using NamespacePtr = std::shared_ptr<const Namespace>;
+using ServicePtr = std::shared_ptr<const Service>;
+using ReplicaSetPtr = std::shared_ptr<const ReplicaSet>;
+using StatefulSetPtr = std::shared_ptr<const StatefulSet>;
+using ReplicationControllerPtr = std::shared_ptr<const ReplicationController>;
 
 // "namespace/name", as kubectl and kube-scheduler name pods in messages.
 inline std::string podKey(const Pod& pod) {

@@ -32,6 +32,7 @@ CycleState CycleState::clone() const {
   }
   c.skip_filter_ = skip_filter_;
   c.skip_score_ = skip_score_;
+  c.snapshot_ = snapshot_;
   c.record_plugin_metrics_ = record_plugin_metrics_;
   return c;
 }

@@ -9,6 +9,8 @@
 
 namespace berth::framework {
 
+class Snapshot;
+
 class StateData {
  public:
   virtual ~StateData() = default;
@@ -47,6 +49,11 @@ class CycleState {
 
   CycleState clone() const;
 
+  // The nodes this cycle schedules over (set by the algorithm before PreFilter): plugins that read
+  // other nodes (InterPodAffinity, PodTopologySpread) find them here. Null outside a cycle.
+  const Snapshot* snapshot() const { return snapshot_; }
+  void setSnapshot(const Snapshot* snapshot) { snapshot_ = snapshot; }
+
   // Whether this cycle times each plugin call for scheduler_plugin_execution_duration_seconds
   // (the scheduler samples 10% of cycles, as upstream).
   bool recordPluginMetrics() const { return record_plugin_metrics_; }
@@ -56,6 +63,7 @@ class CycleState {
   std::vector<std::unique_ptr<StateData>> data_;
   std::vector<std::string_view> skip_filter_;  // plugin names are owned by the plugins
   std::vector<std::string_view> skip_score_;
+  const Snapshot* snapshot_ = nullptr;  // not owned
   bool record_plugin_metrics_ = false;
 };
 

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "pkg/api/types.h"
+#include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/status.h"
 
 namespace berth::framework {
@@ -17,6 +18,9 @@ class PodBinder {
 
 struct Handle {
   PodBinder* binder = nullptr;  // not owned; null where nothing is ever bound
+  // Not owned; null where there are none (plugins then see no namespaces, services or
+  // controllers).
+  const ClusterObjects* objects = nullptr;
 };
 
 }  // namespace berth::framework

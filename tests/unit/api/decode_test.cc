@@ -921,4 +921,82 @@ TEST(Decode, DecodeObjectsReadsKubectlGetNodesPodsOutput) {
 }
 
 }  // namespace
+TEST(Decode, DecodePodReadsInterPodTermsSpreadVolumesAndClaims) {
+  const json j = json::parse(R"({
+    "metadata": {"name": "w", "namespace": "default"},
+    "spec": {
+      "affinity": {
+        "podAntiAffinity": {
+          "requiredDuringSchedulingIgnoredDuringExecution": [{
+            "labelSelector": {"matchExpressions": [{"key": "app", "operator": "Bogus", "values": ["x"]}]},
+            "namespaces": ["a"], "topologyKey": "kubernetes.io/hostname",
+            "namespaceSelector": {}, "matchLabelKeys": ["pod-template-hash"]}],
+          "preferredDuringSchedulingIgnoredDuringExecution": [{
+            "weight": 7, "podAffinityTerm": {"topologyKey": "zone"}}]},
+        "podAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": [{"topologyKey": "z"}]}},
+      "topologySpreadConstraints": [{"maxSkew": 2, "topologyKey": "zone",
+        "whenUnsatisfiable": "DoNotSchedule", "labelSelector": {"matchLabels": {"app": "w"}},
+        "minDomains": 3, "nodeTaintsPolicy": "Honor", "matchLabelKeys": ["h"]}],
+      "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "c", "readOnly": true}},
+                  {"name": "tmp", "emptyDir": {}}, {"name": "none"}],
+      "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
+      "resources": {"requests": {"cpu": "1"}},
+      "containers": [{"name": "c"}]}})");
+  auto pod = decodePod(j);
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const PodSpec& s = pod->spec;
+  ASSERT_TRUE(s.affinity && s.affinity->podAntiAffinity && s.affinity->podAffinity);
+  const PodAffinityTerm& t =
+      s.affinity->podAntiAffinity->requiredDuringSchedulingIgnoredDuringExecution.at(0);
+  ASSERT_TRUE(t.labelSelector.has_value());
+  EXPECT_EQ(t.labelSelector->matchExpressions.at(0).op, "Bogus");  // left for PreFilter to report
+  EXPECT_EQ(t.namespaces, std::vector<std::string>{"a"});
+  EXPECT_EQ(t.topologyKey, "kubernetes.io/hostname");
+  ASSERT_TRUE(t.namespaceSelector.has_value());
+  EXPECT_TRUE(t.namespaceSelector->matchLabels.empty());
+  EXPECT_EQ(t.matchLabelKeys, std::vector<std::string>{"pod-template-hash"});
+  const auto& pref =
+      s.affinity->podAntiAffinity->preferredDuringSchedulingIgnoredDuringExecution.at(0);
+  EXPECT_EQ(pref.weight, 7);
+  EXPECT_FALSE(pref.podAffinityTerm.labelSelector.has_value());
+  EXPECT_EQ(
+      s.affinity->podAffinity->requiredDuringSchedulingIgnoredDuringExecution.at(0).topologyKey,
+      "z");
+  const TopologySpreadConstraint& c = s.topologySpreadConstraints.at(0);
+  EXPECT_EQ(c.maxSkew, 2);
+  EXPECT_EQ(c.whenUnsatisfiable, "DoNotSchedule");
+  EXPECT_EQ(c.minDomains, 3);
+  EXPECT_FALSE(c.nodeAffinityPolicy.has_value());
+  EXPECT_EQ(c.nodeTaintsPolicy, "Honor");
+  ASSERT_EQ(s.volumes.size(), 3u);
+  EXPECT_EQ(s.volumes[0].source, "persistentVolumeClaim");
+  EXPECT_EQ(s.volumes[0].claimName, "c");
+  EXPECT_TRUE(s.volumes[0].readOnly);
+  EXPECT_EQ(s.volumes[1].source, "emptyDir");
+  EXPECT_EQ(s.volumes[2].source, "");
+  EXPECT_EQ(s.resourceClaims.at(0).name, "gpu");
+  ASSERT_TRUE(s.resources.has_value());
+  EXPECT_EQ(s.resources->requests.count("cpu"), 1u);
+}
+
+TEST(Decode, DecodeControllersReadTheirSelectorsAndNameTheFieldOnError) {
+  auto rs = decodeReplicaSet(json::parse(
+      R"({"metadata": {"name": "web", "namespace": "d"}, "spec": {"selector": {"matchLabels": {"app": "web"}}}})"));
+  ASSERT_TRUE(rs.ok());
+  EXPECT_EQ(rs->selector->matchLabels.at("app"), "web");
+  auto svc = decodeService(json::parse(
+      R"({"metadata": {"name": "s", "namespace": "d"}, "spec": {"selector": {"app": "web"}}})"));
+  ASSERT_TRUE(svc.ok());
+  EXPECT_EQ(svc->selector.at("app"), "web");
+  auto rc = decodeReplicationController(json::parse(
+      R"({"metadata": {"name": "r", "namespace": "d"}, "spec": {"selector": {"app": 3}}})"));
+  ASSERT_FALSE(rc.ok());
+  EXPECT_EQ(rc.error().message,
+            "replicationcontroller d/r: spec.selector.app: expected string, got number");
+  auto ns =
+      decodeNamespace(json::parse(R"({"metadata": {"name": "prod", "labels": {"team": "a"}}})"));
+  ASSERT_TRUE(ns.ok());
+  EXPECT_EQ(ns->metadata.labels.at("team"), "a");
+}
+
 }  // namespace berth::api
