@@ -30,7 +30,8 @@ enum class ActionType : uint16_t {
       1 << 4,  // also a node uncordoned (spec.unschedulable set to false), as upstream
   UpdateNodeCondition = 1 << 5,
   UpdateNodeAnnotation = 1 << 6,
-  All = (1 << 7) - 1,  // every action; with WildCard, an event that concerns every pod
+  UpdatePodLabel = 1 << 7,
+  All = (1 << 8) - 1,  // every action; with WildCard, an event that concerns every pod
 };
 
 constexpr ActionType operator|(ActionType a, ActionType b) {
@@ -73,6 +74,12 @@ inline constexpr ClusterEvent kNodeConditionChange{
     EventResource::Node, ActionType::UpdateNodeCondition, "NodeConditionChange"};
 inline constexpr ClusterEvent kNodeAnnotationChange{
     EventResource::Node, ActionType::UpdateNodeAnnotation, "NodeAnnotationChange"};
+// A pod became assigned (bound, by berth or anyone) or appeared already bound.
+inline constexpr ClusterEvent kAssignedPodAdd{EventResource::AssignedPod, ActionType::Add,
+                                              "AssignedPodAdd"};
+// An assigned pod's labels changed (what inter-pod constraints select on).
+inline constexpr ClusterEvent kAssignedPodUpdate{EventResource::AssignedPod,
+                                                 ActionType::UpdatePodLabel, "AssignedPodUpdate"};
 // An assigned pod was deleted or reached Succeeded/Failed (the informer filters terminal pods out,
 // so their end arrives as a delete): its resources and ports are free again.
 inline constexpr ClusterEvent kAssignedPodDelete{EventResource::AssignedPod, ActionType::Delete,

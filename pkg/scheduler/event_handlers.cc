@@ -30,6 +30,7 @@ void Scheduler::addEventHandlers() {
   podHandlers.onAdd = [this, logIfFailed](const PodPtr& pod) {
     if (api::isAssigned(*pod)) {
       logIfFailed(cache_.addPod(pod), "Scheduler cache AddPod failed", *pod);
+      queue_->movePodsOnEvent(framework::events::kAssignedPodAdd, {.newPod = pod.get()});
     } else if (responsibleFor(*pod)) {
       queue_->add(pod);
     }
@@ -37,8 +38,15 @@ void Scheduler::addEventHandlers() {
   podHandlers.onUpdate = [this, logIfFailed](const PodPtr& oldPod, const PodPtr& newPod) {
     if (api::isAssigned(*newPod)) {
       // Bound now (by berth or anyone): no longer pending; the cache confirms or counts it.
-      if (!api::isAssigned(*oldPod)) queue_->remove(*oldPod);
+      const bool added = !api::isAssigned(*oldPod);
+      if (added) queue_->remove(*oldPod);
       logIfFailed(cache_.updatePod(newPod), "Scheduler cache UpdatePod failed", *newPod);
+      if (added) {
+        queue_->movePodsOnEvent(framework::events::kAssignedPodAdd, {.newPod = newPod.get()});
+      } else if (oldPod->metadata.labels != newPod->metadata.labels) {
+        queue_->movePodsOnEvent(framework::events::kAssignedPodUpdate,
+                                {.oldPod = oldPod.get(), .newPod = newPod.get()});
+      }
     } else if (responsibleFor(*newPod)) {
       queue_->update(newPod);
     } else if (responsibleFor(*oldPod)) {
