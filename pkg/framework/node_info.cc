@@ -13,6 +13,14 @@ bool samePod(const api::Pod& a, const api::Pod& b) {
   return a.metadata.namespace_ == b.metadata.namespace_ && a.metadata.name == b.metadata.name;
 }
 
+// Removes `pod` (by identity) from an unordered list, if there.
+void eraseAffinityPod(std::vector<PodInfoPtr>& list, const PodInfoPtr& pod) {
+  auto it = std::find(list.begin(), list.end(), pod);
+  if (it == list.end()) return;
+  std::iter_swap(it, list.end() - 1);
+  list.pop_back();
+}
+
 }  // namespace
 
 void HostPortInfo::add(const HostPort& p) { ports_.push_back(p); }
@@ -44,6 +52,8 @@ void NodeInfo::addPod(PodInfoPtr pod) {
   requested_.add(pod->requests);
   non_zero_requested_.add(pod->nonZeroRequests);
   for (const auto& p : pod->hostPorts) used_ports_.add(p);
+  if (pod->hasPodAffinity()) pods_with_affinity_.push_back(pod);
+  if (pod->hasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
   pods_.push_back(std::move(pod));
   bump();
 }
@@ -55,6 +65,8 @@ bool NodeInfo::removePod(const api::Pod& pod) {
   requested_.subtract((*it)->requests);
   non_zero_requested_.subtract((*it)->nonZeroRequests);
   for (const auto& p : (*it)->hostPorts) used_ports_.remove(p);
+  if ((*it)->hasPodAffinity()) eraseAffinityPod(pods_with_affinity_, *it);
+  if ((*it)->hasRequiredAntiAffinity()) eraseAffinityPod(pods_with_required_anti_affinity_, *it);
   // Order of pods carries no meaning: swap-and-pop keeps removal O(1) after the search.
   std::iter_swap(it, pods_.end() - 1);
   pods_.pop_back();

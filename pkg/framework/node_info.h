@@ -50,6 +50,13 @@ class NodeInfo {
   bool removePod(const api::Pod& pod);
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  // The pods with pod affinity or anti-affinity of any kind, and those with required
+  // anti-affinity: InterPodAffinity reads only these where it can (upstream's PodsWithAffinity,
+  // PodsWithRequiredAntiAffinity).
+  const std::vector<PodInfoPtr>& podsWithAffinity() const { return pods_with_affinity_; }
+  const std::vector<PodInfoPtr>& podsWithRequiredAntiAffinity() const {
+    return pods_with_required_anti_affinity_;
+  }
   const Resource& allocatable() const { return allocatable_; }
   const Resource& requested() const { return requested_; }
   const Resource& nonZeroRequested() const { return non_zero_requested_; }
@@ -65,6 +72,8 @@ class NodeInfo {
   bool unschedulable_ = false;
   std::span<const api::Taint> taints_;  // into *node_
   std::vector<PodInfoPtr> pods_;
+  std::vector<PodInfoPtr> pods_with_affinity_;
+  std::vector<PodInfoPtr> pods_with_required_anti_affinity_;
   Resource allocatable_;
   Resource requested_;
   Resource non_zero_requested_;

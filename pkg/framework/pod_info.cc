@@ -23,6 +23,15 @@ PodInfo::PodInfo(api::PodPtr p) : pod(std::move(p)) {
   // Sidecars keep running, so their host ports stay taken like those of regular containers.
   collectHostPorts(pod->spec.initContainers, /*sidecarsOnly=*/true, hostPorts);
   collectHostPorts(pod->spec.containers, /*sidecarsOnly=*/false, hostPorts);
+  const auto& a = pod->spec.affinity;
+  if (a && (a->podAffinity || a->podAntiAffinity)) {
+    affinity = std::make_shared<const PodAffinityTerms>(PodAffinityTerms::compile(*pod));
+  }
+}
+
+const PodAffinityTerms& PodInfo::affinityTerms() const {
+  static const PodAffinityTerms kNone;
+  return affinity ? *affinity : kNone;
 }
 
 }  // namespace berth::framework

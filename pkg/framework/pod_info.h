@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "pkg/api/types.h"
+#include "pkg/framework/affinity_term.h"
 #include "pkg/framework/resource.h"
 
 namespace berth::framework {
@@ -24,8 +25,18 @@ struct PodInfo {
   Resource requests;         // for Filter and NodeInfo.requested
   Resource nonZeroRequests;  // for scoring: unset cpu/memory counted as defaults
   std::vector<HostPort> hostPorts;
+  // The pod (anti-)affinity terms, compiled; null for a pod without podAffinity and
+  // podAntiAffinity (most pods: they pay one pointer).
+  std::shared_ptr<const PodAffinityTerms> affinity;
 
   explicit PodInfo(api::PodPtr p);
+  // The compiled terms; empty lists for a pod without any.
+  const PodAffinityTerms& affinityTerms() const;
+  // Upstream's PodsWithAffinity and PodsWithRequiredAntiAffinity membership.
+  bool hasPodAffinity() const { return affinity != nullptr; }
+  bool hasRequiredAntiAffinity() const {
+    return affinity != nullptr && !affinity->requiredAntiAffinity.empty();
+  }
   const api::Pod& operator*() const { return *pod; }
   const api::Pod* operator->() const { return pod.get(); }
 };

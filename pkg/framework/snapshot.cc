@@ -18,9 +18,11 @@ Snapshot Snapshot::build(const std::vector<api::NodePtr>& nodes,
 void Snapshot::addNodeInfo(NodeInfoPtr info) {
   auto [it, inserted] = index_.try_emplace(info->name(), node_infos_.size());
   if (inserted) {
+    track(nullptr, info.get());
     generations_.push_back(info->generation());
     node_infos_.push_back(std::move(info));
   } else {
+    track(node_infos_[it->second].get(), info.get());
     generations_[it->second] = info->generation();
     node_infos_[it->second] = std::move(info);
   }
@@ -31,6 +33,7 @@ bool Snapshot::removeNodeInfo(std::string_view name) {
   if (it == index_.end()) return false;
   const size_t at = it->second;
   index_.erase(it);
+  track(node_infos_[at].get(), nullptr);
   node_infos_.erase(node_infos_.begin() + static_cast<std::ptrdiff_t>(at));
   generations_.erase(generations_.begin() + static_cast<std::ptrdiff_t>(at));
   for (size_t i = at; i < node_infos_.size(); i++) index_[node_infos_[i]->name()] = i;
@@ -42,6 +45,7 @@ bool Snapshot::addPod(std::string_view node, PodInfoPtr pod) {
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
   info.addPod(std::move(pod));
+  track(&info, &info);
   generations_[it->second] = info.generation();
   return true;
 }
@@ -51,8 +55,37 @@ bool Snapshot::removePod(std::string_view node, const api::Pod& pod) {
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
   const bool removed = info.removePod(pod);
+  track(&info, &info);
   generations_[it->second] = info.generation();
   return removed;
+}
+
+void Snapshot::NodeSet::set(const NodeInfo* info, bool member) {
+  auto it = at_.find(info);
+  if (member == (it != at_.end())) return;
+  if (member) {
+    at_.emplace(info, items_.size());
+    items_.push_back(info);
+    return;
+  }
+  const size_t i = it->second;
+  at_.erase(it);
+  if (i + 1 != items_.size()) {
+    items_[i] = items_.back();
+    at_[items_[i]] = i;
+  }
+  items_.pop_back();
+}
+
+void Snapshot::track(const NodeInfo* old, const NodeInfo* now) {
+  if (old != nullptr && old != now) {
+    with_affinity_.set(old, false);
+    with_required_anti_affinity_.set(old, false);
+  }
+  if (now != nullptr) {
+    with_affinity_.set(now, !now->podsWithAffinity().empty());
+    with_required_anti_affinity_.set(now, !now->podsWithRequiredAntiAffinity().empty());
+  }
 }
 
 const NodeInfo* Snapshot::get(std::string_view name) const {

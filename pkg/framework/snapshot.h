@@ -38,16 +38,42 @@ class Snapshot {
   const std::vector<int64_t>& generations() const { return generations_; }
   size_t numNodes() const { return node_infos_.size(); }
   const NodeInfo* get(std::string_view name) const;
+  // The nodes holding pods with pod (anti-)affinity, and with required anti-affinity, in no
+  // particular order (upstream's HavePodsWithAffinityList, HavePodsWithRequiredAntiAffinityList):
+  // kept up to date on every change, so InterPodAffinity's scan of existing pods' terms costs only
+  // the nodes that have some.
+  const std::vector<const NodeInfo*>& nodesWithPodAffinity() const {
+    return with_affinity_.items();
+  }
+  const std::vector<const NodeInfo*>& nodesWithRequiredAntiAffinity() const {
+    return with_required_anti_affinity_.items();
+  }
 
   // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
   int64_t generation() const { return generation_; }
   void setGeneration(int64_t generation) { generation_ = generation; }
 
  private:
+  // A set of NodeInfos with O(1) insert and erase, iterated as a vector.
+  class NodeSet {
+   public:
+    void set(const NodeInfo* info, bool member);
+    const std::vector<const NodeInfo*>& items() const { return items_; }
+
+   private:
+    std::vector<const NodeInfo*> items_;
+    std::unordered_map<const NodeInfo*, size_t> at_;
+  };
+  // Re-files a NodeInfo (added or changed) in the two sets; `old` (replaced or removed) leaves
+  // them.
+  void track(const NodeInfo* old, const NodeInfo* now);
+
   std::vector<NodeInfoPtr> node_infos_;
   std::vector<int64_t> generations_;  // node_infos_[i]->generation()
   std::unordered_map<std::string, size_t> index_;
   int64_t generation_ = 0;
+  NodeSet with_affinity_;
+  NodeSet with_required_anti_affinity_;
 };
 
 }  // namespace berth::framework

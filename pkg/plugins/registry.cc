@@ -1,6 +1,7 @@
 #include "pkg/plugins/registry.h"
 
 #include "pkg/plugins/defaultbinder/default_binder.h"
+#include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/nodeaffinity/node_affinity.h"
 #include "pkg/plugins/nodename/node_name.h"
@@ -26,6 +27,8 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kInterPodAffinity, interpodaffinity::newInterPodAffinity,
+      interpodaffinity::decodeInterPodAffinityArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
       noderesources::decodeNodeResourcesBalancedAllocationArgs);
   add(names::kDefaultBinder, defaultbinder::newDefaultBinder);

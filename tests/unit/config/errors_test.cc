@@ -182,8 +182,8 @@ TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
 TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
   expectErrors({
       {"args for an upstream plugin",
-       "profiles:\n- pluginConfig:\n  - name: InterPodAffinity\n    args: {}\n",
-       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"InterPodAffinity\" is not "
+       "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {}\n",
+       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not "
        "supported by berth"},
       {"args for an unknown plugin", "profiles:\n- pluginConfig:\n  - name: Foo\n",
        "config.yaml: profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},

@@ -1,10 +1,12 @@
-// NodeInfo accounting (requested, non-zero requested, ports, generation), HostPortInfo conflicts
-// (upstream's HostPortInfo tests in types_test.go) and Snapshot construction.
+// NodeInfo accounting (requested, non-zero requested, ports, generation, pods with pod affinity),
+// HostPortInfo conflicts (upstream's HostPortInfo tests in types_test.go), PodInfo's compiled
+// affinity terms (upstream's PodInfo tests) and Snapshot construction.
 
 #include "pkg/framework/node_info.h"
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,23 @@ using test::MakeNode;
 using test::MakePod;
 
 constexpr int64_t kMi = int64_t{1} << 20;
+
+// A pod with one required term of the given kind selecting app=web by zone.
+api::PodPtr podWithTerm(std::string name, std::string node, bool anti) {
+  return MakePod()
+      .name(name)
+      .uid(name)
+      .node(std::move(node))
+      .mutate([anti](api::Pod& p) {
+        api::PodAffinityTerm t;
+        t.labelSelector.emplace().matchLabels = {{"app", "web"}};
+        t.topologyKey = "zone";
+        auto& a = p.spec.affinity.emplace();
+        auto& side = anti ? a.podAntiAffinity : a.podAffinity;
+        side.emplace().requiredDuringSchedulingIgnoredDuringExecution.push_back(t);
+      })
+      .obj();
+}
 
 TEST(PodInfo, PrecomputesRequestsAndHostPorts) {
   PodInfo info(MakePod()
@@ -187,6 +206,112 @@ TEST(Snapshot, BuildPlacesBoundPodsAndReportsOrphans) {
   s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n1").label("new", "yes").obj()));
   EXPECT_EQ(s.numNodes(), 2u);
   EXPECT_EQ(s.nodeInfos()[0]->node()->metadata.labels.at("new"), "yes");
+}
+
+TEST(PodInfo, CompilesAffinityTermsOnce) {
+  PodInfo plain(MakePod().name("plain").obj());
+  EXPECT_FALSE(plain.hasPodAffinity());
+  EXPECT_TRUE(plain.affinityTerms().requiredAffinity.empty());
+
+  auto pod = MakePod().name("p").ns("ns1").label("app", "web").mutate([](api::Pod& p) {
+    auto& a = p.spec.affinity.emplace();
+    api::PodAffinityTerm own;  // no namespaces, no namespaceSelector: the pod's namespace
+    own.labelSelector.emplace().matchLabels = {{"app", "web"}};
+    own.topologyKey = "zone";
+    api::PodAffinityTerm listed = own;  // namespaces given: exactly those, sorted
+    listed.namespaces = {"b", "a", "b"};
+    api::PodAffinityTerm none = own;  // no labelSelector: selects nothing
+    none.labelSelector.reset();
+    api::PodAffinityTerm bySelector = own;  // a namespaceSelector alone: no namespace by name
+    bySelector.namespaceSelector.emplace().matchLabels = {{"team", "x"}};
+    a.podAffinity.emplace().requiredDuringSchedulingIgnoredDuringExecution = {own, listed, none};
+    a.podAntiAffinity.emplace().preferredDuringSchedulingIgnoredDuringExecution = {{7, bySelector}};
+  });
+  PodInfo info(pod.obj());
+  ASSERT_TRUE(info.hasPodAffinity());
+  EXPECT_FALSE(info.hasRequiredAntiAffinity());
+  const PodAffinityTerms& t = info.affinityTerms();
+  EXPECT_TRUE(t.error.empty()) << t.error;
+  ASSERT_EQ(t.requiredAffinity.size(), 3u);
+  EXPECT_EQ(t.requiredAffinity[0].namespaces, std::vector<std::string>{"ns1"});
+  EXPECT_TRUE(t.requiredAffinity[0].matches(*pod.obj(), nullptr));
+  EXPECT_EQ(t.requiredAffinity[1].namespaces, (std::vector<std::string>{"a", "b"}));
+  EXPECT_FALSE(t.requiredAffinity[2].matches(*pod.obj(), nullptr));
+  ASSERT_EQ(t.preferredAntiAffinity.size(), 1u);
+  EXPECT_EQ(t.preferredAntiAffinity[0].weight, 7);
+  const AffinityTerm& bs = t.preferredAntiAffinity[0].term;
+  EXPECT_TRUE(bs.namespaces.empty());
+  const api::StringMap teamX = {{"team", "x"}};
+  EXPECT_TRUE(bs.matches(*pod.obj(), &teamX));
+  EXPECT_FALSE(bs.matches(*pod.obj(), nullptr));
+}
+
+TEST(PodInfo, AffinityTermThatDoesNotCompileEmptiesItsListAndNamesTheField) {
+  auto pod = MakePod().name("p").mutate([](api::Pod& p) {
+    api::PodAffinityTerm good;
+    good.labelSelector.emplace();
+    good.topologyKey = "zone";
+    api::PodAffinityTerm bad = good;
+    bad.labelSelector->matchExpressions.push_back({"app", "Near", {"x"}});
+    auto& a = p.spec.affinity.emplace();
+    a.podAntiAffinity.emplace().requiredDuringSchedulingIgnoredDuringExecution = {good, bad};
+    a.podAffinity.emplace().requiredDuringSchedulingIgnoredDuringExecution = {good};
+  });
+  PodInfo info(pod.obj());
+  const PodAffinityTerms& t = info.affinityTerms();
+  EXPECT_EQ(t.error,
+            "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[1]"
+            ".labelSelector: \"Near\" is not a valid pod selector operator");
+  EXPECT_TRUE(t.requiredAntiAffinity.empty());
+  EXPECT_EQ(t.requiredAffinity.size(), 1u);
+  EXPECT_FALSE(info.hasRequiredAntiAffinity());
+}
+
+TEST(NodeInfo, KeepsPodsWithAffinityAndRequiredAntiAffinity) {
+  NodeInfo n(MakeNode().name("n").obj());
+  auto plain = MakePod().name("plain").uid("plain").node("n").obj();
+  auto affine = podWithTerm("affine", "n", false);
+  auto hater = podWithTerm("hater", "n", true);
+  n.addPod(makePodInfo(plain));
+  n.addPod(makePodInfo(affine));
+  n.addPod(makePodInfo(hater));
+  EXPECT_EQ(n.podsWithAffinity().size(), 2u);
+  ASSERT_EQ(n.podsWithRequiredAntiAffinity().size(), 1u);
+  EXPECT_EQ(n.podsWithRequiredAntiAffinity()[0]->pod, hater);
+  ASSERT_TRUE(n.removePod(*hater));
+  ASSERT_EQ(n.podsWithAffinity().size(), 1u);
+  EXPECT_EQ(n.podsWithAffinity()[0]->pod, affine);
+  EXPECT_TRUE(n.podsWithRequiredAntiAffinity().empty());
+  ASSERT_TRUE(n.removePod(*plain));
+  EXPECT_EQ(n.podsWithAffinity().size(), 1u);
+  NodeInfo copy = n;  // a cache copying a NodeInfo into a snapshot keeps the lists
+  EXPECT_EQ(copy.podsWithAffinity().size(), 1u);
+}
+
+TEST(Snapshot, NodesWithPodAffinityFollowEveryChange) {
+  Snapshot s = Snapshot::build(
+      {MakeNode().name("n1").obj(), MakeNode().name("n2").obj(), MakeNode().name("n3").obj()},
+      {makePodInfo(podWithTerm("a", "n1", false)), makePodInfo(podWithTerm("h", "n2", true))});
+  auto names = [](const std::vector<const NodeInfo*>& nodes) {
+    std::set<std::string> out;
+    for (const NodeInfo* n : nodes) out.insert(n->name());
+    return out;
+  };
+  using Names = std::set<std::string>;
+  EXPECT_EQ(names(s.nodesWithPodAffinity()), (Names{"n1", "n2"}));
+  EXPECT_EQ(names(s.nodesWithRequiredAntiAffinity()), (Names{"n2"}));
+  auto h3 = podWithTerm("h3", "n3", true);
+  ASSERT_TRUE(s.addPod("n3", makePodInfo(h3)));
+  EXPECT_EQ(names(s.nodesWithRequiredAntiAffinity()), (Names{"n2", "n3"}));
+  ASSERT_TRUE(s.removePod("n2", *podWithTerm("h", "n2", true)));
+  EXPECT_EQ(names(s.nodesWithPodAffinity()), (Names{"n1", "n3"}));
+  EXPECT_EQ(names(s.nodesWithRequiredAntiAffinity()), (Names{"n3"}));
+  // Replacing a NodeInfo re-files it; removing one drops it.
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n1").obj()));
+  EXPECT_EQ(names(s.nodesWithPodAffinity()), (Names{"n3"}));
+  ASSERT_TRUE(s.removeNodeInfo("n3"));
+  EXPECT_TRUE(s.nodesWithPodAffinity().empty());
+  EXPECT_TRUE(s.nodesWithRequiredAntiAffinity().empty());
 }
 
 // The equivalence cache finds changed nodes through generations(): it must follow every change.
