@@ -85,6 +85,12 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     if (!terms.error.empty()) {
       return Status(Code::UnschedulableAndUnresolvable, "parsing pod: " + terms.error);
     }
+    // Most pods have no terms and most clusters few pods with required anti-affinity: decide that
+    // before allocating anything.
+    if (terms.requiredAffinity.empty() && terms.requiredAntiAffinity.empty() &&
+        snapshot->nodesWithRequiredAntiAffinity().empty()) {
+      return Status::skip();
+    }
     auto s = std::make_unique<PreFilterState>();
     s->requiredAffinity = terms.requiredAffinity;
     s->requiredAntiAffinity = terms.requiredAntiAffinity;
@@ -150,6 +156,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     if (args_.ignorePreferredTermsOfExistingPods && !hasConstraints) return Status::skip();
     const framework::Snapshot* snapshot = state.snapshot();
     if (snapshot == nullptr) return Status::error("InterPodAffinity: no snapshot in the cycle");
+    if (!hasConstraints && snapshot->nodesWithPodAffinity().empty()) return Status::skip();
     const framework::PodAffinityTerms& terms = pod.affinityTerms();
     if (!terms.error.empty()) return Status::error("failed to parse pod: " + terms.error);
     std::vector<WeightedAffinityTerm> preferred = terms.preferredAffinity;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
 #include "pkg/plugins/registry.h"
@@ -671,6 +672,126 @@ TEST(InterPodAffinity, ScoreMatchesUpstreamTable) {
     Env env(c.nodes, pods, namespaces, c.args);
     EXPECT_EQ(env.score(c.pod.obj()), c.want);
   }
+}
+
+// --- Through the scheduling algorithm, default profile ------------------------------------------
+
+// Schedules pods one by one with the default profile, binding each into the snapshot.
+class Placer {
+ public:
+  Placer(const std::vector<api::NodePtr>& nodes, bool reuse)
+      : snapshot_(test::makeSnapshot(nodes)),
+        fw_(test::mustMakeFramework(config::defaultConfiguration().profiles[0])),
+        parallelizer_(2),
+        sched_(parallelizer_, 7, 100, reuse) {}
+
+  algorithm::ScheduleOutcome place(const api::PodPtr& pod) {
+    framework::CycleState state;
+    framework::PodInfo info(pod);
+    auto out = sched_.schedulePod(*fw_, state, info, snapshot_);
+    if (!out.node.empty()) {
+      auto bound = std::make_shared<api::Pod>(*pod);
+      bound->spec.nodeName = out.node;
+      snapshot_.addPod(out.node, framework::makePodInfo(bound));
+    }
+    return out;
+  }
+  framework::Snapshot& snapshot() { return snapshot_; }
+
+ private:
+  framework::Snapshot snapshot_;
+  framework::runtime::FrameworkPtr fw_;
+  util::Parallelizer parallelizer_;
+  algorithm::GenericScheduler sched_;
+};
+
+// A node with room for many pods, for the default profile's NodeResourcesFit.
+api::NodePtr roomyNode(const std::string& name, const std::string& zone) {
+  return MakeNode()
+      .name(name)
+      .label("kubernetes.io/hostname", name)
+      .label("zone", zone)
+      .allocatable({{"cpu", "8"}, {"memory", "16Gi"}, {"pods", "110"}})
+      .obj();
+}
+
+test::PodWrapper replica(int i) {
+  return required(
+      MakePod().name("web-" + std::to_string(i)).uid("u" + std::to_string(i)).label("app", "web"),
+      Kind::AntiAffinity, term(matchLabels({{"app", "web"}}), "kubernetes.io/hostname"));
+}
+
+TEST(InterPodAffinity, ReplicasWithAntiAffinityLandOnePerNodeAndTheExtraOneIsRejected) {
+  std::vector<api::NodePtr> nodes;
+  for (int i = 0; i < 3; ++i) {
+    nodes.push_back(roomyNode("n" + std::to_string(i), "z"));
+  }
+  Placer placer(nodes, /*reuse=*/true);
+  std::set<std::string> used;
+  for (int i = 0; i < 3; ++i) {
+    auto out = placer.place(replica(i).obj());
+    ASSERT_FALSE(out.node.empty()) << out.status.message();
+    used.insert(out.node);
+  }
+  EXPECT_EQ(used.size(), 3u);
+  auto out = placer.place(replica(3).obj());
+  EXPECT_TRUE(out.node.empty());
+  ASSERT_TRUE(out.fitError.has_value());
+  EXPECT_EQ(out.fitError->message(),
+            "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.");
+  // Once a conflicting replica is gone, the extra one fits where it was.
+  const api::PodPtr& first = placer.snapshot().get("n1")->pods().front()->pod;
+  ASSERT_TRUE(placer.snapshot().removePod("n1", *first));
+  EXPECT_EQ(placer.place(replica(3).obj()).node, "n1");
+}
+
+// The equivalence cache reuses node-local plugins' results across equivalent pods; with
+// InterPodAffinity's terms mixed in, it must still decide as evaluating every node every time.
+TEST(InterPodAffinity, ReusingEquivalentResultsDecidesAsEvaluatingEveryNode) {
+  std::vector<api::NodePtr> nodes;
+  for (int i = 0; i < 30; ++i) {
+    nodes.push_back(roomyNode("n" + std::to_string(i), "z" + std::to_string(i % 4)));
+  }
+  Placer reusing(nodes, true);
+  Placer evaluating(nodes, false);
+  auto templateOf = [](int i) -> test::PodWrapper {
+    auto base = MakePod().name("p" + std::to_string(i)).uid("u" + std::to_string(i));
+    switch (i % 5) {
+      case 0:
+        return replica(i);
+      case 1:
+        return required(base.label("app", "db"), Kind::Affinity,
+                        term(matchLabels({{"app", "web"}}), "zone"));
+      case 2:
+        return preferred(base.label("app", "cache"), Kind::AntiAffinity, 50,
+                         term(matchLabels({{"app", "cache"}}), "zone"));
+      case 3:
+        return base.label("app", "web");
+      default:
+        return preferred(base.label("app", "batch"), Kind::Affinity, 10,
+                         term(matchLabels({{"app", "db"}}), "kubernetes.io/hostname"));
+    }
+  };
+  int placed = 0;
+  int rejected = 0;
+  for (int i = 0; i < 150; ++i) {
+    SCOPED_TRACE("pod " + std::to_string(i));
+    auto pod = templateOf(i).obj();
+    auto a = reusing.place(pod);
+    auto b = evaluating.place(pod);
+    ASSERT_TRUE(a.status.isSuccess() || a.fitError) << a.status.message();
+    ASSERT_EQ(a.node, b.node);
+    EXPECT_EQ(a.scores.totals, b.scores.totals);
+    ASSERT_EQ(a.fitError.has_value(), b.fitError.has_value());
+    if (a.fitError) {
+      EXPECT_EQ(a.fitError->message(), b.fitError->message());
+      ++rejected;
+    } else {
+      ++placed;
+    }
+  }
+  EXPECT_GT(placed, 50);
+  EXPECT_GT(rejected, 0);  // the 31st replica and after find no node
 }
 
 // --- Args ----------------------------------------------------------------------------------------
