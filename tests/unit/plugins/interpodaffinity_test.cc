@@ -837,6 +837,18 @@ TEST(InterPodAffinity, ArgsDefaultAndValidateAsUpstream) {
   }
 }
 
+TEST(InterPodAffinity, ProfileWithInvalidArgsIsRejectedNamingTheField) {
+  auto profile = test::profileWith({test::plugin("InterPodAffinity", 2)});
+  profile.pluginConfig.push_back({"InterPodAffinity", config::Json{{"hardPodAffinityWeight", 101}},
+                                  "profiles[0].pluginConfig[0].args"});
+  auto fw = test::makeFramework(profile);
+  ASSERT_FALSE(fw.ok());
+  EXPECT_NE(fw.error().message.find("profiles[0].pluginConfig[0].args.hardPodAffinityWeight: not "
+                                    "in valid range [0, 100], got 101"),
+            std::string::npos)
+      << fw.error().message;
+}
+
 // --- Queueing hints ------------------------------------------------------------------------------
 
 std::vector<framework::ClusterEventWithHint> registrations() {
