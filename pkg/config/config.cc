@@ -603,7 +603,7 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
       {"NodeName", 0, "default"},         {"TaintToleration", 3, "default"},
       {"NodeAffinity", 2, "default"},     {"NodePorts", 0, "default"},
       {"NodeResourcesFit", 1, "default"}, {"NodeResourcesBalancedAllocation", 1, "default"},
-      {"DefaultBinder", 0, "default"},
+      {"ImageLocality", 1, "default"},    {"DefaultBinder", 0, "default"},
   };
   return kDefaults;
 }

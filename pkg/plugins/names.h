@@ -14,6 +14,7 @@ inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
+inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 
 }  // namespace berth::plugins::names

@@ -1,6 +1,7 @@
 #include "pkg/plugins/registry.h"
 
 #include "pkg/plugins/defaultbinder/default_binder.h"
+#include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/nodeaffinity/node_affinity.h"
 #include "pkg/plugins/nodename/node_name.h"
@@ -28,6 +29,7 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
       noderesources::decodeNodeResourcesBalancedAllocationArgs);
+  add(names::kImageLocality, imagelocality::newImageLocality);
   add(names::kDefaultBinder, defaultbinder::newDefaultBinder);
   return r;
 }
