@@ -201,10 +201,11 @@ TEST(Registry, RejectsDuplicateNames) {
 }
 
 TEST(Registry, InTreeRegistryListsEveryPlugin) {
-  EXPECT_EQ(plugins::makeInTreeRegistry().names(),
-            (std::vector<std::string>{"DefaultBinder", "NodeAffinity", "NodeName", "NodePorts",
-                                      "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                      "NodeUnschedulable", "PrioritySort", "TaintToleration"}));
+  EXPECT_EQ(
+      plugins::makeInTreeRegistry().names(),
+      (std::vector<std::string>{"DefaultBinder", "ImageLocality", "NodeAffinity", "NodeName",
+                                "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                "NodeUnschedulable", "PrioritySort", "TaintToleration"}));
 }
 
 // --- Validation ----------------------------------------------------------------------------------
