@@ -21,17 +21,18 @@ const framework::StateKey kPreScoreStateKey = framework::makeStateKey("PreScoreI
 
 // One distinct image of the pod and its spread over the whole snapshot.
 struct ImageSpread {
-  std::string name;       // normalized
-  int64_t sizeBytes = 0;  // as the first node (in snapshot order) holding it reports
+  std::string name;        // normalized
+  int64_t containers = 0;  // how many of the pod's init and app containers run it
+  int64_t sizeBytes = 0;   // as the first node (in snapshot order) holding it reports
   int64_t numNodes = 0;
+  int64_t scaled = 0;  // sizeBytes scaled by numNodes / all nodes: what one container adds
 };
 
 // The pod's images with their spread, counted once per cycle: the score of one node depends on
 // every node, which is why the plugin is not node-local.
 struct PreScoreState final : framework::StateData {
   std::vector<ImageSpread> images;
-  std::vector<size_t> containerImages;  // per init and app container: an index into images
-  int64_t totalNodes = 0;
+  size_t numContainers = 0;
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -64,17 +65,17 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
     const framework::Snapshot* snapshot = state.snapshot();
     if (snapshot == nullptr) return Status::error("no snapshot in the cycle state");
     auto s = std::make_unique<PreScoreState>();
-    s->totalNodes = static_cast<int64_t>(snapshot->numNodes());
     auto addContainers = [&](const std::vector<api::Container>& containers) {
       for (const auto& c : containers) {
         std::string image = normalizedImageName(c.image);
         auto it = std::find_if(s->images.begin(), s->images.end(),
                                [&](const ImageSpread& i) { return i.name == image; });
         if (it == s->images.end()) {
-          s->images.push_back(ImageSpread{std::move(image), 0, 0});
+          s->images.push_back(ImageSpread{std::move(image), 0, 0, 0, 0});
           it = s->images.end() - 1;
         }
-        s->containerImages.push_back(static_cast<size_t>(it - s->images.begin()));
+        ++it->containers;
+        ++s->numContainers;
       }
     };
     addContainers(pod->spec.initContainers);
@@ -88,6 +89,13 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
         if (image.numNodes++ == 0) image.sizeBytes = held->sizeBytes;
       }
     }
+    for (auto& image : s->images) {
+      if (image.numNodes == 0) continue;  // held nowhere (also: no nodes at all)
+      // The spread ratio first, then the size, in floating point as upstream.
+      const double spread =
+          static_cast<double>(image.numNodes) / static_cast<double>(snapshot->numNodes());
+      image.scaled = static_cast<int64_t>(static_cast<double>(image.sizeBytes) * spread);
+    }
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
   }
@@ -98,18 +106,11 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
     if (s == nullptr) return Status::error("reading \"PreScoreImageLocality\" from cycleState");
     int64_t sum = 0;
     if (node.node() != nullptr && !node.node()->status.images.empty()) {
-      std::vector<int64_t> scaled(s->images.size(), 0);
-      for (size_t i = 0; i < s->images.size(); ++i) {
-        const ImageSpread& image = s->images[i];
-        if (findImage(*node.node(), image.name) == nullptr) continue;
-        // The spread ratio first, then the size, in floating point as upstream.
-        const double spread =
-            static_cast<double>(image.numNodes) / static_cast<double>(s->totalNodes);
-        scaled[i] = static_cast<int64_t>(static_cast<double>(image.sizeBytes) * spread);
+      for (const ImageSpread& image : s->images) {
+        if (findImage(*node.node(), image.name) != nullptr) sum += image.containers * image.scaled;
       }
-      for (size_t i : s->containerImages) sum += scaled[i];
     }
-    out = priority(sum, s->containerImages.size());
+    out = priority(sum, s->numContainers);
     return Status::success();
   }
 };
