@@ -608,6 +608,7 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
       {"NodeResourcesFit", 1, "default"},
       {"InterPodAffinity", 2, "default"},
       {"NodeResourcesBalancedAllocation", 1, "default"},
+      {"ImageLocality", 1, "default"},
       {"DefaultBinder", 0, "default"},
   };
   return kDefaults;

@@ -253,6 +253,18 @@ std::string Metrics::expose() const {
         MetricType::Gauge);
     addSample(unknown, {}, static_cast<double>(s.podsOnUnknownNodes));
     families.push_back(std::move(unknown));
+
+    if (!s.unsupportedPods.empty()) {
+      MetricFamily unsupported = family(
+          "berth_unsupported_pods",
+          "Pending pods berth refuses to place because they use a field that restricts placement "
+          "and that berth does not implement (the README lists them), by field.",
+          MetricType::Gauge);
+      for (const auto& [field, count] : s.unsupportedPods) {
+        addSample(unsupported, {{"field", field}}, static_cast<double>(count));
+      }
+      families.push_back(std::move(unsupported));
+    }
   }
   if (isLeader) {
     MetricFamily leader = family("leader_election_master_status",

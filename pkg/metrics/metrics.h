@@ -65,6 +65,9 @@ struct SchedulerState {
   std::map<std::string, int64_t> kubeletRejections;
   // berth_pods_on_unknown_nodes: bound pods whose spec.nodeName names no node (yet).
   int64_t podsOnUnknownNodes = 0;
+  // berth_unsupported_pods{field}: pending pods refused because they use a field berth does not
+  // implement, for every field some profile refuses (0 when none is waiting).
+  std::map<std::string, int64_t> unsupportedPods;
   // scheduler_plugin_execution_duration_seconds{extension_point, plugin, status}, from the
   // framework's lock-free histograms (sampled cycles only).
   std::vector<HistogramSeries> pluginExecutions;

@@ -15,6 +15,7 @@ inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";
 
 }  // namespace berth::plugins::names

@@ -2,6 +2,7 @@
 
 #include "pkg/plugins/defaultbinder/default_binder.h"
 #include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
+#include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/nodeaffinity/node_affinity.h"
 #include "pkg/plugins/nodename/node_name.h"
@@ -31,6 +32,7 @@ framework::runtime::Registry makeInTreeRegistry() {
       interpodaffinity::decodeInterPodAffinityArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
       noderesources::decodeNodeResourcesBalancedAllocationArgs);
+  add(names::kImageLocality, imagelocality::newImageLocality);
   add(names::kDefaultBinder, defaultbinder::newDefaultBinder);
   return r;
 }

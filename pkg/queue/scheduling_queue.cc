@@ -284,6 +284,19 @@ std::map<std::pair<std::string, std::string>, int64_t> SchedulingQueue::unschedu
   return counts;
 }
 
+void SchedulingQueue::forEachRejected(
+    const std::function<void(const api::Pod&, const std::set<std::string>&)>& fn) const {
+  std::lock_guard lock(mu_);
+  for (const auto& [key, e] : entries_) {
+    if (!e->queued.unschedulablePlugins.empty())
+      fn(e->queued.pod(), e->queued.unschedulablePlugins);
+  }
+  for (const auto& [key, f] : in_flight_) {
+    if (f.deleted || f.queued.unschedulablePlugins.empty()) continue;
+    fn(f.latest ? *f.latest->pod : f.queued.pod(), f.queued.unschedulablePlugins);
+  }
+}
+
 int64_t SchedulingQueue::schedulingCycle() const {
   std::lock_guard lock(mu_);
   return scheduling_cycle_;

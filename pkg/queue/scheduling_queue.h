@@ -163,6 +163,11 @@ class SchedulingQueue {
   int64_t schedulingCycle() const;
   // Pods in the unschedulable pool by (rejecting plugin, spec.schedulerName).
   std::map<std::pair<std::string, std::string>, int64_t> unschedulablePlugins() const;
+  // Calls fn(pod, plugins that rejected it last) for every pending pod that was rejected at least
+  // once, queued or in flight (the newest version of the pod), under the queue's lock: fn must be
+  // quick and must not call the queue.
+  void forEachRejected(
+      const std::function<void(const api::Pod&, const std::set<std::string>&)>& fn) const;
 
  private:
   struct Entry {

@@ -133,6 +133,7 @@ metrics::SchedulerState Scheduler::state() const {
   s.unschedulableByPlugin = queue_->unschedulablePlugins();
   s.bindingsInFlight = bindings_in_flight_.load();
   s.kubeletRejections = cache_.kubeletRejections();
+  countUnsupportedPods(s.unsupportedPods);
   std::vector<metrics::PluginExecution> executions;
   for (const auto& [name, profile] : profiles_) {
     for (auto& series : profile.framework->pluginDurations().snapshot()) {
@@ -146,6 +147,25 @@ metrics::SchedulerState Scheduler::state() const {
   s.pluginExecutions =
       metrics::pluginExecutionSeries(executions, std::vector<double>(bounds.begin(), bounds.end()));
   return s;
+}
+
+void Scheduler::countUnsupportedPods(std::map<std::string, int64_t>& counts) const {
+  for (const auto& [name, profile] : profiles_) {
+    for (const auto* row : profile.framework->fieldGate().activeRows()) {
+      counts.try_emplace(std::string(row->field), 0);
+    }
+  }
+  if (counts.empty()) return;
+  // Counted from the queue when scraped, so a pod stops counting as soon as it is deleted, bound or
+  // updated to drop the field.
+  queue_->forEachRejected([&](const api::Pod& pod, const std::set<std::string>& rejectedBy) {
+    auto it = profiles_.find(pod.spec.schedulerName);
+    if (it == profiles_.end()) return;
+    auto refusal = it->second.framework->fieldGate().check(pod);
+    if (refusal && rejectedBy.contains(std::string(refusal->row->plugin))) {
+      ++counts[std::string(refusal->row->field)];
+    }
+  });
 }
 
 void Scheduler::timerLoop(std::stop_token stop) {

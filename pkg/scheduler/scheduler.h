@@ -140,6 +140,8 @@ class Scheduler {
   void extensionPoint(std::string_view point, framework::Code code, const std::string& profile,
                       util::MonotonicTime start);
 
+  // berth_unsupported_pods: pending pods the profiles' FieldGates refused, by field.
+  void countUnsupportedPods(std::map<std::string, int64_t>& counts) const;
   void timerLoop(std::stop_token stop);
 
   ClusterApi& api_;

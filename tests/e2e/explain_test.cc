@@ -168,6 +168,22 @@ TEST_F(Explain, PodThatFitsNowhereNamesEachNodesRejectingPluginAndReason) {
   EXPECT_EQ(r.out.find("Feasible nodes"), std::string::npos) << r.out;
 }
 
+TEST_F(Explain, PodWithAFieldBerthDoesNotImplementIsRefusedNamingIt) {
+  create(Resource::Nodes, nodeJson("small", "1"));
+  create(Resource::Nodes, nodeJson("big", "4"));
+  json claim = podJson("claim", "100m");
+  claim["spec"]["resourceClaims"] = {{{"name", "gpu"}, {"resourceClaimName", "gpu"}}};
+  create(Resource::Pods, claim);
+
+  Outcome r = explain("default/claim");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("0/2 nodes are available: berth does not implement spec.resourceClaims "
+                       "(DynamicResources)."),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(r.out.find("Feasible nodes"), std::string::npos) << r.out;
+}
+
 TEST_F(Explain, PodThatFitsShowsChosenNodeAndPluginScores) {
   createNodesThatRejectBigPods();
   create(Resource::Nodes, nodeJson("roomy", "16"));

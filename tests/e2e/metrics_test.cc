@@ -174,6 +174,54 @@ TEST_F(Operations, MetricsPassPromtoolAndFollowSchedulingOutcomes) {
   EXPECT_EQ(berth_->terminate(), 0);
 }
 
+// A pod that uses a field berth does not implement is never placed as if the field were absent:
+// FailedScheduling names the field, and berth_unsupported_pods counts the pod until it is deleted.
+TEST_F(Operations, RefusesAPodWithAFieldBerthDoesNotImplementAndCountsIt) {
+  for (const char* n : {"n1", "n2", "n3", "n4", "n5"}) create(Resource::Nodes, nodeJson(n, "4"));
+  json claim = podJson("claim", "100m");
+  claim["spec"]["resourceClaims"] = json::array({{{"name", "gpu"}, {"resourceClaimName", "gpu"}}});
+  create(Resource::Pods, claim);
+  create(Resource::Pods, podJson("plain", "100m"));
+  startBerth();
+  ASSERT_TRUE(test::eventually([&] { return !nodeOf("plain").empty(); }));
+
+  const std::string expected =
+      "0/5 nodes are available: berth does not implement spec.resourceClaims (DynamicResources).";
+  auto failedScheduling = [&] {
+    auto events = store_.list(Resource::EventsV1, "default");
+    if (!events.ok()) return false;
+    for (const json& e : events->items) {
+      if (e["reason"] == "FailedScheduling" && e["regarding"]["name"] == "claim" &&
+          e["note"] == expected) {
+        return true;
+      }
+    }
+    return false;
+  };
+  ASSERT_TRUE(test::eventually(failedScheduling, 10s));
+  const std::string series = R"(berth_unsupported_pods{field="spec.resourceClaims"})";
+  std::string text;
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        text = scrape();
+        return sample(text, series) == 1;
+      },
+      10s))
+      << text;
+  EXPECT_EQ(promtoolCheck(text), "");
+  EXPECT_EQ(nodeOf("claim"), "");
+
+  ASSERT_TRUE(store_.remove(Resource::Pods, "default", "claim").ok());
+  ASSERT_TRUE(test::eventually(
+      [&] {
+        text = scrape();
+        return sample(text, series) == 0;
+      },
+      10s))
+      << text;
+  EXPECT_EQ(berth_->terminate(), 0);
+}
+
 TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
   create(Resource::Nodes, nodeJson("n", "2"));
   startBerth();

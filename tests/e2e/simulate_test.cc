@@ -112,6 +112,35 @@ spec:
       << r.out;
 }
 
+TEST(Simulate, ReportsAPodWithAFieldBerthDoesNotImplementAsUnschedulable) {
+  std::string path = writeTemp("unsupported-field.yaml", R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1}
+  status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: db-0, namespace: default}
+  spec:
+    schedulerName: berth
+    containers: [{name: c, resources: {requests: {cpu: 100m}}}]
+    volumes:
+    - {name: config, configMap: {name: db}}
+    - {name: data, persistentVolumeClaim: {claimName: data-db-0}}
+)");
+  for (const char* extra : {"", " --explain"}) {
+    Output r = runBerth("simulate --cluster " + path + extra);
+    EXPECT_NE(r.out.find("0/1 nodes are available: berth does not implement "
+                         "spec.volumes[1].persistentVolumeClaim (VolumeBinding)."),
+              std::string::npos)
+        << extra << "\n"
+        << r.out;
+    EXPECT_EQ(r.out.find("n1  fits"), std::string::npos) << r.out;
+  }
+}
+
 TEST(Simulate, MissingFileExitsTwo) {
   Output r = runBerth("simulate --cluster /nonexistent/cluster.yaml");
   EXPECT_EQ(r.exitCode, 2);

@@ -328,6 +328,7 @@ Harness::FilterRun Harness::filter(const api::PodPtr& pod) const {
   framework::PodInfo info(pod);
   framework::PreFilterResult result;
   std::set<std::string> rejectedBy;
+  run.state.setSnapshot(&snapshot_);
   run.preFilter = fw_->runPreFilterPlugins(run.state, info, result, rejectedBy);
   run.preFilterNodes = result.nodeNames;
   for (const auto& n : snapshot_.nodeInfos()) {
@@ -347,6 +348,7 @@ Harness::ScoreRun Harness::score(const api::PodPtr& pod) const {
   ScoreRun run;
   framework::PodInfo info(pod);
   framework::CycleState state;
+  state.setSnapshot(&snapshot_);
   std::vector<const framework::NodeInfo*> nodes;
   for (const auto& n : snapshot_.nodeInfos()) nodes.push_back(n.get());
   run.status = fw_->runPreScorePlugins(state, info, nodes);

@@ -185,6 +185,14 @@ std::vector<std::string> Registry::names() const {
   return out;
 }
 
+void Registry::addFeature(std::string_view plugin, std::string_view feature) {
+  features_.emplace(std::string(plugin), std::string(feature));
+}
+
+bool Registry::hasFeature(std::string_view plugin, std::string_view feature) const {
+  return features_.contains(std::pair{std::string(plugin), std::string(feature)});
+}
+
 bool Registry::takesArgs(std::string_view name) const {
   const Entry* e = find(name);
   return e != nullptr && e->check;
@@ -229,6 +237,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   std::vector<std::string> names;
   for (const auto& p : fw->owned_) names.emplace_back(p->name());
   fw->durations_ = std::make_unique<PluginDurations>(names);
+  fw->field_gate_ = FieldGate::fromRegistry(registry);
   fw->gatherPluginProperties();
   return fw;
 }
@@ -243,6 +252,10 @@ void Framework::gatherPluginProperties() {
   };
   for (const auto* p : pre_filter_) registerEvents(*p);
   for (const auto* p : filter_) registerEvents(*p);
+  // A pod the FieldGate refused waits for an update or its deletion: no cluster event helps.
+  for (const GatedField* row : field_gate_.activeRows()) {
+    plugin_events_.try_emplace(std::string(row->plugin));
+  }
   auto noteNotLocal = [&](const Plugin& p) {
     if (p.nodeLocal()) return;
     if (std::find(not_node_local_.begin(), not_node_local_.end(), p.name()) ==
@@ -267,6 +280,10 @@ Status Framework::timed(const CycleState& state, const Plugin& plugin, Point poi
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult& result,
                                       std::set<std::string>& rejectedBy) const {
+  if (auto refusal = field_gate_.check(*pod.pod)) {
+    rejectedBy.emplace(refusal->row->plugin);
+    return FieldGate::status(*refusal);
+  }
   Status returned;
   std::vector<std::string> narrowedBy;
   for (const auto* p : pre_filter_) {

@@ -8,14 +8,17 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "pkg/config/config.h"
 #include "pkg/framework/handle.h"
 #include "pkg/framework/interface.h"
+#include "pkg/framework/runtime/field_gate.h"
 #include "pkg/framework/runtime/plugin_durations.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/parallel.h"
@@ -53,6 +56,10 @@ class Registry final : public config::PluginCatalog {
                          ArgsDecoder<Args> decode);
   const Entry* find(std::string_view name) const;
   std::vector<std::string> names() const;
+  // Declares that plugin `plugin` implements `feature` (e.g. NodeResourcesFit's
+  // PodLevelResources): the FieldGate refuses a field that needs a feature no plugin declared.
+  void addFeature(std::string_view plugin, std::string_view feature);
+  bool hasFeature(std::string_view plugin, std::string_view feature) const;
 
   // config::PluginCatalog
   bool hasPlugin(std::string_view name) const override { return find(name) != nullptr; }
@@ -64,6 +71,7 @@ class Registry final : public config::PluginCatalog {
   util::Result<void> addEntry(std::string name, Entry entry);
 
   std::map<std::string, Entry, std::less<>> entries_;
+  std::set<std::pair<std::string, std::string>, std::less<>> features_;  // (plugin, feature)
 };
 
 template <typename Args>
@@ -116,7 +124,8 @@ class Framework {
     return queue_sort_->less(a, b);
   }
 
-  // PreFilter: runs every plugin; an UnschedulableAndUnresolvable rejection stops at once.
+  // PreFilter: first the FieldGate (a pod using a field berth does not enforce is refused at once),
+  // then every plugin; an UnschedulableAndUnresolvable rejection stops at once.
   // Narrowing results are intersected; an empty intersection rejects the pod. `rejectedBy` collects
   // the plugins that rejected or narrowed.
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult& result,
@@ -165,6 +174,8 @@ class Framework {
   const PluginEvents& pluginEvents() const { return plugin_events_; }
   // The Filter and Score plugins that are not nodeLocal(), in run order (Filter's, then Score's).
   const std::vector<std::string>& notNodeLocalPlugins() const { return not_node_local_; }
+  // The fields this framework refuses, decided from the registry it was built from.
+  const FieldGate& fieldGate() const { return field_gate_; }
   // scheduler_plugin_execution_duration_seconds of this profile's plugins (sampled cycles only).
   const PluginDurations& pluginDurations() const { return *durations_; }
   const util::Clock& clock() const { return clock_; }
@@ -202,6 +213,7 @@ class Framework {
   std::unique_ptr<PluginDurations> durations_;
   PluginEvents plugin_events_;
   std::vector<std::string> not_node_local_;
+  FieldGate field_gate_;
 };
 
 using FrameworkPtr = std::unique_ptr<Framework>;

@@ -203,7 +203,7 @@ TEST(Registry, RejectsDuplicateNames) {
 TEST(Registry, InTreeRegistryListsEveryPlugin) {
   EXPECT_EQ(
       plugins::makeInTreeRegistry().names(),
-      (std::vector<std::string>{"DefaultBinder", "InterPodAffinity", "NodeAffinity", "NodeName",
+      (std::vector<std::string>{"DefaultBinder", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
                                 "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
                                 "NodeUnschedulable", "PrioritySort", "TaintToleration"}));
 }

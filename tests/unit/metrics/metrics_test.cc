@@ -117,6 +117,8 @@ TEST(Metrics, StateIsReadFromItsSourceAtScrapeTime) {
   state.unschedulableByPlugin[{"NodeResourcesFit", "berth"}] = 2;
   state.kubeletRejections["OutOfcpu"] = 1;
   state.podsOnUnknownNodes = 4;
+  state.unsupportedPods["spec.resourceClaims"] = 2;
+  state.unsupportedPods["spec.resources"] = 0;
   m.setSchedulerState([&state] { return state; });
   std::string text = m.expose();
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="active"})"), 3);
@@ -127,6 +129,8 @@ TEST(Metrics, StateIsReadFromItsSourceAtScrapeTime) {
       2);
   EXPECT_EQ(sample(text, R"(berth_kubelet_admission_rejections_total{reason="OutOfcpu"})"), 1);
   EXPECT_EQ(sample(text, "berth_pods_on_unknown_nodes"), 4);
+  EXPECT_EQ(sample(text, R"(berth_unsupported_pods{field="spec.resourceClaims"})"), 2);
+  EXPECT_EQ(sample(text, R"(berth_unsupported_pods{field="spec.resources"})"), 0);
   state.active = 0;
   text = m.expose();
   EXPECT_EQ(sample(text, R"(scheduler_pending_pods{queue="active"})"), 0);

@@ -39,6 +39,12 @@ class FakeFeed final : public Feed<T> {
     objects_[keyOf(*object)] = object;
     for (auto& h : handlers_) h.onUpdate(old, object);
   }
+  void remove(const std::string& key) {
+    std::lock_guard lock(mu_);
+    Ptr old = objects_[key];
+    objects_.erase(key);
+    for (auto& h : handlers_) h.onDelete(old);
+  }
 
   // Feed
   void addEventHandlers(FeedHandlers<T> handlers) override {
@@ -240,6 +246,39 @@ TEST_F(SchedulerTest, UnschedulablePodGetsFailedSchedulingAndPodScheduledFalse) 
   EXPECT_EQ(condition["message"], message);
   EXPECT_TRUE(api_.binds().empty());
   EXPECT_EQ(scheduler_->pendingPods().unschedulable, 1u);
+}
+
+// berth_unsupported_pods counts a refused pod while it waits, and stops the moment the pod is
+// deleted or updated to drop the field.
+TEST_F(SchedulerTest, RefusedPodIsCountedUntilDeletedOrUpdatedToDropTheField) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  auto withClaim = [](const std::string& name) {
+    auto pod = std::make_shared<api::Pod>(*pendingPod(name, "100m"));
+    pod->spec.resourceClaims = {api::PodResourceClaim{"gpu"}};
+    return api::PodPtr(pod);
+  };
+  pods_->add(withClaim("a"));
+  pods_->add(withClaim("b"));
+  start();
+  auto refused = [&] { return scheduler_->state().unsupportedPods["spec.resourceClaims"]; };
+  ASSERT_TRUE(eventually([&] { return refused() == 2; }));
+  ASSERT_TRUE(eventually([&] { return hasEvent("FailedScheduling"); }));
+  for (const auto& e : api_.events()) {
+    if (e.reason == "FailedScheduling") {
+      EXPECT_EQ(e.note,
+                "0/1 nodes are available: berth does not implement spec.resourceClaims "
+                "(DynamicResources).");
+    }
+  }
+  EXPECT_TRUE(api_.binds().empty());
+
+  pods_->remove("default/a");
+  EXPECT_EQ(refused(), 1);
+  auto dropped = std::make_shared<api::Pod>(*pods_->get("default/b"));
+  dropped->spec.resourceClaims.clear();
+  dropped->metadata.resourceVersion = "2";
+  pods_->update(dropped);
+  EXPECT_EQ(refused(), 0);
 }
 
 TEST_F(SchedulerTest, BindFailureForgetsThePodAndRequeuesItWithBackoff) {
