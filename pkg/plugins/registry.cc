@@ -8,6 +8,7 @@
 #include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/node_unschedulable.h"
+#include "pkg/plugins/podtopologyspread/pod_topology_spread.h"
 #include "pkg/plugins/queuesort/priority_sort.h"
 #include "pkg/plugins/tainttoleration/taint_toleration.h"
 
@@ -26,6 +27,8 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kPodTopologySpread, podtopologyspread::newPodTopologySpread,
+      podtopologyspread::decodePodTopologySpreadArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
       noderesources::decodeNodeResourcesBalancedAllocationArgs);
   add(names::kDefaultBinder, defaultbinder::newDefaultBinder);
