@@ -75,7 +75,7 @@ std::string render(const std::vector<PluginRef>& plugins) {
 
 constexpr std::string_view kDefaults =
     "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-    "NodeResourcesFit:1, NodeResourcesBalancedAllocation:1, DefaultBinder";
+    "NodeResourcesFit:1, PodTopologySpread:2, NodeResourcesBalancedAllocation:1, DefaultBinder";
 
 std::string resources(const std::vector<ResourceSpec>& specs) {
   std::string out;
@@ -243,7 +243,7 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling a default score plugin removes it from multiPoint",
        "multiPoint:\n  disabled:\n  - name: NodeResourcesBalancedAllocation\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, DefaultBinder",
        "NodeResourcesBalancedAllocation@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling * drops every default and keeps the user's enabled ones",
        "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeName\n"
@@ -256,13 +256,13 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n    weight: 10\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration:10@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, NodeResourcesBalancedAllocation:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, NodeResourcesBalancedAllocation:1, DefaultBinder",
        "", ""},
       {"a multiPoint entry without weight replaces the default weight too (upstream)",
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, NodeResourcesBalancedAllocation:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, NodeResourcesBalancedAllocation:1, DefaultBinder",
        "", ""},
       {"re-weighting through score.enabled keeps multiPoint and adds the score entry",
        "score:\n  enabled:\n  - name: TaintToleration\n    weight: 7\n", kDefaults, "",
@@ -273,13 +273,13 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling and re-enabling moves a default to the end",
        "multiPoint:\n  enabled:\n  - name: NodePorts\n  disabled:\n  - name: NodePorts\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-       "NodeResourcesFit:1, NodeResourcesBalancedAllocation:1, DefaultBinder, "
+       "NodeResourcesFit:1, PodTopologySpread:2, NodeResourcesBalancedAllocation:1, DefaultBinder, "
        "NodePorts@profiles[0].plugins.multiPoint.enabled[0]",
        "NodePorts@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling an upstream plugin berth lacks is accepted",
-       "multiPoint:\n  disabled:\n  - name: PodTopologySpread\n  - name: ImageLocality\n",
+       "multiPoint:\n  disabled:\n  - name: VolumeBinding\n  - name: ImageLocality\n",
        kDefaults,
-       "PodTopologySpread@profiles[0].plugins.multiPoint.disabled[0], "
+       "VolumeBinding@profiles[0].plugins.multiPoint.disabled[0], "
        "ImageLocality@profiles[0].plugins.multiPoint.disabled[1]",
        ""},
       {"specific points are kept as written",
@@ -333,7 +333,7 @@ profiles:
   EXPECT_EQ(pack.field, "profiles[1]");
   EXPECT_EQ(render(pack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-            "NodePorts, NodeResourcesFit:1, DefaultBinder");
+            "NodePorts, NodeResourcesFit:1, PodTopologySpread:2, DefaultBinder");
   EXPECT_EQ(fitArgs(pack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(pack).scoringStrategy.resources), "cpu:1, memory:1");
 }
@@ -460,7 +460,7 @@ TEST(Config, ExampleConfigParses) {
   EXPECT_EQ(render(binpack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
             "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
-            "DefaultBinder");
+            "PodTopologySpread:2, DefaultBinder");
   EXPECT_EQ(fitArgs(binpack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(binpack).scoringStrategy.resources), "cpu:2, memory:1");
   EXPECT_EQ(cfg->leaderElection.resourceName, "berth");
