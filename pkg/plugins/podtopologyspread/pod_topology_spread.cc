@@ -25,6 +25,7 @@ constexpr int64_t kIgnoredNode = -1;
 // snapshot's node labels, which outlive the cycle state.
 class DomainCounts {
  public:
+  void reserve(size_t n) { domains_.reserve(n); }
   void add(std::string_view value, int64_t count) { domains_.push_back({value, count}); }
   // Sorts and merges the values added; call once, before any lookup.
   void seal() {
@@ -150,6 +151,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     s->constraints = std::move(*constraints);
     const size_t n = s->constraints.size();
     s->counts.resize(n);
+    for (DomainCounts& c : s->counts) c.reserve(snapshot->numNodes());
     const NodeInclusion inclusion(*pod);
     const std::string& ns = pod->metadata.namespace_;
     // One pass over every node (not only feasible ones): each counts for the domain its labels

@@ -204,7 +204,8 @@ TEST(Registry, InTreeRegistryListsEveryPlugin) {
   EXPECT_EQ(plugins::makeInTreeRegistry().names(),
             (std::vector<std::string>{"DefaultBinder", "NodeAffinity", "NodeName", "NodePorts",
                                       "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                      "NodeUnschedulable", "PrioritySort", "TaintToleration"}));
+                                      "NodeUnschedulable", "PodTopologySpread", "PrioritySort",
+                                      "TaintToleration"}));
 }
 
 // --- Validation ----------------------------------------------------------------------------------
@@ -331,11 +332,13 @@ TEST(FrameworkCreate, DefaultConfigurationBuilds) {
   auto fw = test::makeFramework(config.profiles[0]);
   ASSERT_TRUE(fw.ok()) << fw.error().message;
   using V = std::vector<std::string>;
-  EXPECT_EQ(pointOf(**fw, "Filter"), (V{"NodeUnschedulable", "NodeName", "TaintToleration",
-                                        "NodeAffinity", "NodePorts", "NodeResourcesFit"}));
+  EXPECT_EQ(pointOf(**fw, "Filter"),
+            (V{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
+               "NodeResourcesFit", "PodTopologySpread"}));
   EXPECT_EQ((*fw)->scoreWeight("TaintToleration"), 3);
   EXPECT_EQ((*fw)->scoreWeight("NodeAffinity"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesFit"), 1);
+  EXPECT_EQ((*fw)->scoreWeight("PodTopologySpread"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesBalancedAllocation"), 1);
 }
 
