@@ -17,7 +17,7 @@ const api::NodeSelector* podRequiredAffinity(const api::Pod& pod) {
   return &*a->nodeAffinity->requiredDuringSchedulingIgnoredDuringExecution;
 }
 
-util::Error fieldError(const std::string& path, std::string body) {
+util::Error fieldError(const std::string& path, const std::string& body) {
   return util::invalidArgument(path + ": " + body);
 }
 

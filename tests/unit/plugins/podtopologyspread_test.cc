@@ -77,9 +77,10 @@ api::NodePtr node(const std::string& name, const std::string& zone) {
 }
 
 // `count` bound pods on `nodeName` labelled key=value.
-std::vector<api::PodPtr> podsOn(const std::string& nodeName, int count, std::string key = "foo",
-                                std::string value = "") {
+std::vector<api::PodPtr> podsOn(const std::string& nodeName, int count,
+                                const std::string& key = "foo", const std::string& value = "") {
   std::vector<api::PodPtr> out;
+  out.reserve(static_cast<size_t>(count));
   for (int i = 0; i < count; ++i) {
     out.push_back(MakePod()
                       .name(nodeName + "-" + key + "-" + std::to_string(i))
@@ -448,7 +449,7 @@ TEST(PodTopologySpread, BadConstraintsFailPreFilterNamingTheField) {
 // --- Score ---------------------------------------------------------------------------------------
 
 api::NodePtr hostNode(const std::string& name, const std::string& zone,
-                      const std::string& zoneKey = "zone", api::StringMap extra = {}) {
+                      const std::string& zoneKey = "zone", const api::StringMap& extra = {}) {
   auto n = MakeNode().name(name).label(std::string(kHostnameKey), name);
   if (!zone.empty()) n.label(zoneKey, zone);
   for (const auto& [k, v] : extra) n.label(k, v);
