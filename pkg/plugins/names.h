@@ -12,6 +12,7 @@ inline constexpr std::string_view kTaintToleration = "TaintToleration";
 inline constexpr std::string_view kNodeAffinity = "NodeAffinity";
 inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
+inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";

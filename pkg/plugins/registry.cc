@@ -1,8 +1,8 @@
 #include "pkg/plugins/registry.h"
 
 #include "pkg/plugins/defaultbinder/default_binder.h"
-#include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
+#include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/nodeaffinity/node_affinity.h"
 #include "pkg/plugins/nodename/node_name.h"
@@ -10,6 +10,7 @@
 #include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/node_unschedulable.h"
+#include "pkg/plugins/podtopologyspread/pod_topology_spread.h"
 #include "pkg/plugins/queuesort/priority_sort.h"
 #include "pkg/plugins/tainttoleration/taint_toleration.h"
 
@@ -28,6 +29,8 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kPodTopologySpread, podtopologyspread::newPodTopologySpread,
+      podtopologyspread::decodePodTopologySpreadArgs);
   add(names::kInterPodAffinity, interpodaffinity::newInterPodAffinity,
       interpodaffinity::decodeInterPodAffinityArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,

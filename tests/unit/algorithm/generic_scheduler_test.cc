@@ -543,7 +543,8 @@ TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesA
         if (!fw.ok()) throw std::invalid_argument(fw.error().message);
         // The inter-pod plugins and ImageLocality read other nodes: not node-local either.
         EXPECT_EQ((*fw)->notNodeLocalPlugins(),
-                  (std::vector<std::string>{"CrowdAware", "InterPodAffinity", "ImageLocality"}));
+                  (std::vector<std::string>{"CrowdAware", "PodTopologySpread", "InterPodAffinity",
+                                            "ImageLocality"}));
         return std::move(*fw);
       },
       outcome);
@@ -584,10 +585,16 @@ TEST_F(GenericSchedulerTest, APluginThatIsNotNodeLocalIsNamedOnceAtVerbosityTwo)
   log::configure(log::Format::Text, 0);
 
   const std::string line =
-      R"("Plugin is not node-local: the equivalence cache runs it on every node each cycle")"
-      R"( profile="berth" plugin="CrowdAware")";
-  ASSERT_NE(logged.find(line), std::string::npos) << logged;
-  EXPECT_EQ(logged.find(line), logged.rfind(line)) << "logged more than once:\n" << logged;
+      R"("Plugin is not node-local: the equivalence cache runs it on every node each cycle")";
+  // Once per such plugin (the default profile's PodTopologySpread is one too), not per cycle.
+  ASSERT_EQ((*fw)->notNodeLocalPlugins(),
+            (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "ImageLocality",
+                                      "CrowdAware"}));
+  for (const std::string& plugin : (*fw)->notNodeLocalPlugins()) {
+    const std::string named = line + " profile=\"berth\" plugin=\"" + plugin + "\"";
+    ASSERT_NE(logged.find(named), std::string::npos) << logged;
+    EXPECT_EQ(logged.find(named), logged.rfind(named)) << "logged more than once:\n" << logged;
+  }
 }
 
 // A Filter plugin that fails with an internal error on one node.

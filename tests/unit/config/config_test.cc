@@ -75,7 +75,8 @@ std::string render(const std::vector<PluginRef>& plugins) {
 
 constexpr std::string_view kDefaults =
     "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-    "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder";
+    "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+    "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder";
 
 std::string resources(const std::vector<ResourceSpec>& specs) {
   std::string out;
@@ -243,7 +244,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling a default score plugin removes it from multiPoint",
        "multiPoint:\n  disabled:\n  - name: NodeResourcesBalancedAllocation\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, InterPodAffinity:2, ImageLocality:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, ImageLocality:1, "
+       "DefaultBinder",
        "NodeResourcesBalancedAllocation@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling * drops every default and keeps the user's enabled ones",
        "multiPoint:\n  enabled:\n  - name: PrioritySort\n  - name: NodeName\n"
@@ -256,13 +258,15 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n    weight: 10\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration:10@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+       "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
       {"a multiPoint entry without weight replaces the default weight too (upstream)",
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
+       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+       "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
       {"re-weighting through score.enabled keeps multiPoint and adds the score entry",
        "score:\n  enabled:\n  - name: TaintToleration\n    weight: 7\n", kDefaults, "",
@@ -273,7 +277,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling and re-enabling moves a default to the end",
        "multiPoint:\n  enabled:\n  - name: NodePorts\n  disabled:\n  - name: NodePorts\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-       "NodeResourcesFit:1, InterPodAffinity:2, NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, "
+       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+       "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, "
        "NodePorts@profiles[0].plugins.multiPoint.enabled[0]",
        "NodePorts@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling an upstream plugin berth lacks is accepted",
@@ -332,7 +337,8 @@ profiles:
   EXPECT_EQ(pack.field, "profiles[1]");
   EXPECT_EQ(render(pack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-            "NodePorts, NodeResourcesFit:1, InterPodAffinity:2, ImageLocality:1, DefaultBinder");
+            "NodePorts, NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, "
+            "ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(pack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(pack).scoringStrategy.resources), "cpu:1, memory:1");
 }
@@ -459,7 +465,7 @@ TEST(Config, ExampleConfigParses) {
   EXPECT_EQ(render(binpack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
             "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
-            "InterPodAffinity:2, ImageLocality:1, DefaultBinder");
+            "PodTopologySpread:2, InterPodAffinity:2, ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(binpack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(binpack).scoringStrategy.resources), "cpu:2, memory:1");
   EXPECT_EQ(cfg->leaderElection.resourceName, "berth");

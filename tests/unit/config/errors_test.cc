@@ -131,8 +131,8 @@ TEST(ConfigErrors, DuplicateJsonKeysAreErrors) {
 TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
   expectErrors({
       {"upstream plugin enabled",
-       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: PodTopologySpread\n",
-       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"PodTopologySpread\" is "
+       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
+       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeBinding\" is "
        "not supported by berth"},
       {"unknown plugin enabled",
        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Magic\n",

@@ -201,11 +201,11 @@ TEST(Registry, RejectsDuplicateNames) {
 }
 
 TEST(Registry, InTreeRegistryListsEveryPlugin) {
-  EXPECT_EQ(
-      plugins::makeInTreeRegistry().names(),
-      (std::vector<std::string>{"DefaultBinder", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
-                                "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-                                "NodeUnschedulable", "PrioritySort", "TaintToleration"}));
+  EXPECT_EQ(plugins::makeInTreeRegistry().names(),
+            (std::vector<std::string>{
+                "DefaultBinder", "ImageLocality", "InterPodAffinity", "NodeAffinity", "NodeName",
+                "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                "NodeUnschedulable", "PodTopologySpread", "PrioritySort", "TaintToleration"}));
 }
 
 // --- Validation ----------------------------------------------------------------------------------
@@ -334,10 +334,11 @@ TEST(FrameworkCreate, DefaultConfigurationBuilds) {
   using V = std::vector<std::string>;
   EXPECT_EQ(pointOf(**fw, "Filter"),
             (V{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-               "NodeResourcesFit", "InterPodAffinity"}));
+               "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
   EXPECT_EQ((*fw)->scoreWeight("TaintToleration"), 3);
   EXPECT_EQ((*fw)->scoreWeight("NodeAffinity"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesFit"), 1);
+  EXPECT_EQ((*fw)->scoreWeight("PodTopologySpread"), 2);
   EXPECT_EQ((*fw)->scoreWeight("InterPodAffinity"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesBalancedAllocation"), 1);
 }
