@@ -586,10 +586,11 @@ TEST_F(GenericSchedulerTest, APluginThatIsNotNodeLocalIsNamedOnceAtVerbosityTwo)
 
   const std::string line =
       R"("Plugin is not node-local: the equivalence cache runs it on every node each cycle")";
-  // Once per such plugin (the default profile's PodTopologySpread is one too), not per cycle.
+  // Once per such plugin (the default profile's inter-pod plugins and ImageLocality are too), not
+  // per cycle.
   ASSERT_EQ((*fw)->notNodeLocalPlugins(),
-            (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "ImageLocality",
-                                      "CrowdAware"}));
+            (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "CrowdAware",
+                                      "ImageLocality"}));
   for (const std::string& plugin : (*fw)->notNodeLocalPlugins()) {
     const std::string named = line + " profile=\"berth\" plugin=\"" + plugin + "\"";
     ASSERT_NE(logged.find(named), std::string::npos) << logged;
