@@ -62,7 +62,7 @@ class ObjectsFeed {
 struct Feeds {
   std::unique_ptr<Feed<api::Pod>> pods;
   std::unique_ptr<Feed<api::Node>> nodes;
-  std::unique_ptr<ObjectsFeed> objects;
+  std::unique_ptr<ObjectsFeed> objects{};
 };
 
 }  // namespace berth::scheduler
