@@ -162,8 +162,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
   flags.addString("bind-address", &bindAddress, "The IP address on which to listen");
   flags.addInt("port", &port, "The port on which to serve; 0 picks a free port");
   flags.addString("cluster", &cluster,
-                  "Nodes and pods to load: JSON or YAML as written by "
-                  "'kubectl get nodes,pods -A -o json|yaml'");
+                  "Nodes, pods, namespaces, services and controllers to load: JSON or YAML as "
+                  "written by 'kubectl get nodes,pods,namespaces,services,replicasets,"
+                  "statefulsets,replicationcontrollers -A -o json|yaml'");
   flags.addString("tls-cert-file", &certFile,
                   "File containing the x509 certificate (chain) for HTTPS; with "
                   "--tls-private-key-file");
@@ -179,8 +180,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
                   "Write a kubeconfig that reaches this server to this path");
   const CommandLine cli = flags.parseCommandLine(
       args,
-      "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) from "
-      "memory,\nwith kube-apiserver's paths, status codes, watches and discovery, until SIGINT or "
+      "Serve nodes, pods, namespaces, services, replication controllers, replica sets, stateful "
+      "sets,\nevents and leases over the Kubernetes API (HTTP/1.1, JSON) from memory, with "
+      "kube-apiserver's\npaths, status codes, watches and discovery, until SIGINT or "
       "SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\nFlags:\n",
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
