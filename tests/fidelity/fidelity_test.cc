@@ -314,5 +314,23 @@ TEST_F(FidelityTest, PythonClientListsWatchesBindsAndRenewsALease) {
               ::testing::MatchesRegex("[0-9-]+T[0-9:]+\\.[0-9]{6}Z"));
 }
 
+TEST_F(FidelityTest, PythonClientCreatesAndReadsTheKindsPluginsRead) {
+  if (!pythonClientInstalled()) {
+    GTEST_SKIP() << kPython << " with the kubernetes module not found: apt-get install "
+                 << "python3-kubernetes";
+  }
+  startServer();
+  const std::string script = std::string(BERTH_SOURCE_DIR) + "/tests/fidelity/python_objects.py";
+  CommandResult r = run(kPython + " " + shellQuote(script) + " " + server_->url());
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "namespace: prod Active team=blue\n"
+            "services: prod/web\n"
+            "replicasets: web gen=1\n"
+            "statefulset: db replicas=0\n"
+            "replicationcontrollers: old\n"
+            "replicasets after delete: 0\n");
+}
+
 }  // namespace
 }  // namespace berth::apiserver
