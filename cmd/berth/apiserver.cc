@@ -24,8 +24,40 @@ namespace {
 
 using json = nlohmann::json;
 
-// Creates the file's nodes and pods in the store as they are written (pods keep their status,
-// which a create would reset to Pending, and their spec.nodeName).
+// The kinds a cluster file's objects are loaded as: what the scheduler reads.
+bool loadable(apiserver::Resource resource) {
+  switch (resource) {
+    case apiserver::Resource::Nodes:
+    case apiserver::Resource::Pods:
+    case apiserver::Resource::Namespaces:
+    case apiserver::Resource::Services:
+    case apiserver::Resource::ReplicationControllers:
+    case apiserver::Resource::ReplicaSets:
+    case apiserver::Resource::StatefulSets:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string groupOf(const std::string& apiVersion) {
+  const size_t slash = apiVersion.find('/');
+  return slash == std::string::npos ? "" : apiVersion.substr(0, slash);
+}
+
+// The resource name of an object's kind, among those the server serves ("" otherwise).
+std::string pluralOf(const json& object) {
+  const std::string kind = object.value("kind", "");
+  for (size_t i = 0; i < apiserver::kResourceCount; ++i) {
+    const auto& info = apiserver::resourceInfo(static_cast<apiserver::Resource>(i));
+    if (info.kind == kind) return std::string(info.name);
+  }
+  return "";
+}
+
+// Creates the file's nodes, pods, namespaces, services and controllers in the store as they are
+// written (pods and the others keep their status, which a create would reset, and pods their
+// spec.nodeName).
 util::Result<void> loadCluster(apiserver::Store& store, const std::string& path) {
   auto text = readFile(path);
   if (!text.ok()) {
@@ -51,8 +83,9 @@ util::Result<void> loadCluster(apiserver::Store& store, const std::string& path)
     }
   }
   for (json& item : items) {
-    const std::string kind = item.value("kind", "");
-    if (kind != "Node" && kind != "Pod") {
+    const std::optional<apiserver::Resource> resource =
+        apiserver::findResource(groupOf(item.value("apiVersion", "v1")), pluralOf(item));
+    if (!resource || !loadable(*resource)) {
       continue;
     }
     json& meta = item["metadata"];
@@ -60,28 +93,26 @@ util::Result<void> loadCluster(apiserver::Store& store, const std::string& path)
       meta.erase(field);
     }
     const std::string name = meta.value("name", "");
-    if (kind == "Node") {
-      auto created = store.create(apiserver::Resource::Nodes, "", item);
-      if (!created.ok()) {
-        return util::invalidArgument(path + ": node " + name + ": " +
-                                     created.error().status.message);
-      }
-      continue;
-    }
-    const std::string ns = meta.value("namespace", "default");
+    const bool namespaced = apiserver::resourceInfo(*resource).namespaced;
+    const std::string ns = namespaced ? meta.value("namespace", "default") : "";
+    const std::string what = std::string(apiserver::resourceInfo(*resource).kind) + " " +
+                             (ns.empty() ? name : ns + "/" + name);
     json status = item.value("status", json::object());
-    auto created = store.create(apiserver::Resource::Pods, ns, item);
+    auto created = store.create(*resource, ns, item);
     if (!created.ok()) {
-      return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
-                                   created.error().status.message);
+      // The system namespaces exist already; a file from a real cluster lists them too.
+      if (*resource == apiserver::Resource::Namespaces && created.error().status.code == 409) {
+        continue;
+      }
+      return util::invalidArgument(path + ": " + what + ": " + created.error().status.message);
     }
-    if (!status.empty()) {
+    // Nodes keep what the create wrote; the others their status as the file has it.
+    if (*resource != apiserver::Resource::Nodes && !status.empty()) {
       json withStatus = *created;
       withStatus["status"] = std::move(status);
-      auto updated = store.updateStatus(apiserver::Resource::Pods, ns, name, withStatus);
+      auto updated = store.updateStatus(*resource, ns, name, withStatus);
       if (!updated.ok()) {
-        return util::invalidArgument(path + ": pod " + ns + "/" + name + ": " +
-                                     updated.error().status.message);
+        return util::invalidArgument(path + ": " + what + ": " + updated.error().status.message);
       }
     }
   }
@@ -131,8 +162,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
   flags.addString("bind-address", &bindAddress, "The IP address on which to listen");
   flags.addInt("port", &port, "The port on which to serve; 0 picks a free port");
   flags.addString("cluster", &cluster,
-                  "Nodes and pods to load: JSON or YAML as written by "
-                  "'kubectl get nodes,pods -A -o json|yaml'");
+                  "Nodes, pods, namespaces, services and controllers to load: JSON or YAML as "
+                  "written by 'kubectl get nodes,pods,namespaces,services,replicasets,"
+                  "statefulsets,replicationcontrollers -A -o json|yaml'");
   flags.addString("tls-cert-file", &certFile,
                   "File containing the x509 certificate (chain) for HTTPS; with "
                   "--tls-private-key-file");
@@ -148,8 +180,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
                   "Write a kubeconfig that reaches this server to this path");
   const CommandLine cli = flags.parseCommandLine(
       args,
-      "Serve nodes, pods, events and leases over the Kubernetes API (HTTP/1.1, JSON) from "
-      "memory,\nwith kube-apiserver's paths, status codes, watches and discovery, until SIGINT or "
+      "Serve nodes, pods, namespaces, services, replication controllers, replica sets, stateful "
+      "sets,\nevents and leases over the Kubernetes API (HTTP/1.1, JSON) from memory, with "
+      "kube-apiserver's\npaths, status codes, watches and discovery, until SIGINT or "
       "SIGTERM.\n\nUsage:\n  berth apiserver [flags]\n\nFlags:\n",
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
@@ -182,6 +215,7 @@ int apiserverCommand(const std::vector<std::string>& args) {
   }
 
   apiserver::Store store;
+  store.createSystemNamespaces();  // as kube-apiserver does at startup
   if (!cluster.empty()) {
     if (auto loaded = loadCluster(store, cluster); !loaded.ok()) {
       return fail(loaded.error().message);

@@ -149,6 +149,7 @@ int demoCommand(const std::vector<std::string>& args) {
   auto objects = api::decodeObjects(kDemoCluster);
   if (!objects.ok()) return fail("demo cluster: " + objects.error().message);
   apiserver::Store store;
+  store.createSystemNamespaces();  // as kube-apiserver does at startup
   if (auto r = load(store, *objects); !r.ok()) return fail("demo cluster: " + r.error().message);
   auto server = apiserver::Server::start(store, {});
   if (!server.ok()) return fail(server.error().message);

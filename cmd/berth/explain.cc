@@ -64,8 +64,31 @@ util::Result<PodRef> parsePodRef(const std::string& arg) {
   return PodRef{arg.substr(0, slash), arg.substr(slash + 1)};
 }
 
-// The cluster as the daemon's cache holds it: every node, and the unfinished pods bound to them.
-// An object that does not decode is skipped with a warning naming it, as the daemon's informers do.
+// Every object of a kind plugins read besides pods and nodes. Without them the plugins see fewer
+// objects, not a broken cluster: a list that fails is a warning.
+template <typename T>
+void readObjects(client::RestClient& client, const client::Resource& resource,
+                 util::Result<T> (*decode)(const nlohmann::json&),
+                 std::vector<std::shared_ptr<const T>>& out, std::vector<std::string>& warnings) {
+  auto listed = client.listAll(resource, "");
+  if (!listed.ok()) {
+    warnings.push_back("could not list " + std::string(resource.name) + ": " +
+                       listed.error().toString());
+    return;
+  }
+  for (const nlohmann::json& item : listed->items) {
+    auto decoded = decode(item);
+    if (!decoded.ok()) {
+      warnings.push_back("skipped " + decoded.error().message);
+      continue;
+    }
+    out.push_back(std::make_shared<const T>(std::move(*decoded)));
+  }
+}
+
+// The cluster as the daemon's cache and informers hold it: every node, the unfinished pods bound
+// to them, and the namespaces, services and controllers. An object that does not decode is
+// skipped with a warning naming it, as the daemon's informers do.
 util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::Pod& explained,
                                          std::vector<std::string>& warnings) {
   api::ObjectSet cluster;
@@ -97,6 +120,13 @@ util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::
     }
     cluster.pods.push_back(std::make_shared<const api::Pod>(std::move(*pod)));
   }
+  readObjects(client, client::kNamespaces, api::decodeNamespace, cluster.namespaces, warnings);
+  readObjects(client, client::kServices, api::decodeService, cluster.services, warnings);
+  readObjects(client, client::kReplicaSets, api::decodeReplicaSet, cluster.replicaSets, warnings);
+  readObjects(client, client::kStatefulSets, api::decodeStatefulSet, cluster.statefulSets,
+              warnings);
+  readObjects(client, client::kReplicationControllers, api::decodeReplicationController,
+              cluster.replicationControllers, warnings);
   return cluster;
 }
 

@@ -95,6 +95,9 @@ int simulateCommand(const std::vector<std::string>& args) {
   if (!text.ok()) return fail(text.error().message);
   auto objects = api::decodeObjects(*text);
   if (!objects.ok()) return fail(cluster + ": " + objects.error().message);
+  if (auto ignored = simulate::ignoredKinds(objects->skipped)) {
+    std::cerr << "berth simulate: " << *ignored << "\n";
+  }
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "cmd/berth/object_informers.h"
 #include "pkg/api/binding.h"
 #include "pkg/api/decode.h"
 #include "pkg/informer/informer.h"
@@ -123,6 +124,7 @@ scheduler::Feeds informerFeeds(client::RestClient& client) {
   scheduler::Feeds feeds;
   feeds.pods = std::make_unique<InformerFeed<api::Pod>>(std::move(pods));
   feeds.nodes = std::make_unique<InformerFeed<api::Node>>(std::move(nodes));
+  feeds.objects = objectInformers(client);
   return feeds;
 }
 

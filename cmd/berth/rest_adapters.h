@@ -1,8 +1,8 @@
 #pragma once
 // The daemon's adapters from the scheduler's interfaces onto the API server: ClusterApi over
 // client::RestClient (the Binding of a scheduling decision, the PodScheduled=False condition,
-// Events, the read-back of a pod), the pod and node Feeds over informers, and leader election's
-// LeaseClient.
+// Events, the read-back of a pod), the pod, node and object Feeds over informers, and leader
+// election's LeaseClient.
 
 #include <memory>
 #include <optional>
@@ -50,7 +50,8 @@ nlohmann::json bindingFor(const api::Pod& pod, const std::string& node);
 // asks discovery the same question).
 events::Api discoverEventsApi(client::RestClient& client);
 
-// Informers on every non-terminal pod and every node, as kube-scheduler's.
+// Informers on every non-terminal pod and every node, as kube-scheduler's, and on the objects
+// plugins read (objectInformers).
 scheduler::Feeds informerFeeds(client::RestClient& client);
 
 // Leases through kube-apiserver. A hung call is bounded by the RestClient's requestTimeout and

@@ -37,6 +37,15 @@ inline constexpr ResourceInfo kEventsV1{"events.k8s.io", "v1",        "events",
                                         "Event",         "EventList", true};
 inline constexpr ResourceInfo kLeases{"coordination.k8s.io", "v1", "leases", "Lease",
                                       "LeaseList",           true};
+inline constexpr ResourceInfo kNamespaces{"",   "v1", "namespaces", "Namespace", "NamespaceList",
+                                          false};
+inline constexpr ResourceInfo kServices{"", "v1", "services", "Service", "ServiceList", true};
+inline constexpr ResourceInfo kReplicationControllers{
+    "", "v1", "replicationcontrollers", "ReplicationController", "ReplicationControllerList", true};
+inline constexpr ResourceInfo kReplicaSets{"apps",           "v1", "replicasets", "ReplicaSet",
+                                           "ReplicaSetList", true};
+inline constexpr ResourceInfo kStatefulSets{
+    "apps", "v1", "statefulsets", "StatefulSet", "StatefulSetList", true};
 
 // metav1.ListOptions of a list call; each field is a query parameter, sent when set.
 struct ListOptions {

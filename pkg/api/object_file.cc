@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "pkg/api/decode.h"
 
@@ -14,6 +15,16 @@ using nlohmann::json;
 std::string stringField(const json& obj, std::string_view key) {
   const auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+template <typename T>
+util::Result<void> appendDecoded(util::Result<T> decoded,
+                                 std::vector<std::shared_ptr<const T>>& to) {
+  if (!decoded.ok()) {
+    return decoded.error();
+  }
+  to.push_back(std::make_shared<const T>(std::move(decoded).value()));
+  return {};
 }
 
 // Decodes one object (a document or a list item) into `out`. `default_kind` is the item kind of a
@@ -44,22 +55,27 @@ util::Result<void> decodeInto(const json& obj, std::string_view where,
     api_version = v->get<std::string>();
   }
   if (api_version == "v1" && kind == "Pod") {
-    auto pod = decodePod(obj);
-    if (!pod.ok()) {
-      return pod.error();
-    }
-    out.pods.push_back(std::make_shared<const Pod>(std::move(pod).value()));
-    return {};
+    return appendDecoded(decodePod(obj), out.pods);
   }
   if (api_version == "v1" && kind == "Node") {
-    auto node = decodeNode(obj);
-    if (!node.ok()) {
-      return node.error();
-    }
-    out.nodes.push_back(std::make_shared<const Node>(std::move(node).value()));
-    return {};
+    return appendDecoded(decodeNode(obj), out.nodes);
   }
-  // A Pod or Node of another API group is another type that happens to share the name.
+  if (api_version == "v1" && kind == "Namespace") {
+    return appendDecoded(decodeNamespace(obj), out.namespaces);
+  }
+  if (api_version == "v1" && kind == "Service") {
+    return appendDecoded(decodeService(obj), out.services);
+  }
+  if (api_version == "v1" && kind == "ReplicationController") {
+    return appendDecoded(decodeReplicationController(obj), out.replicationControllers);
+  }
+  if (api_version == "apps/v1" && kind == "ReplicaSet") {
+    return appendDecoded(decodeReplicaSet(obj), out.replicaSets);
+  }
+  if (api_version == "apps/v1" && kind == "StatefulSet") {
+    return appendDecoded(decodeStatefulSet(obj), out.statefulSets);
+  }
+  // A kind of another API group is another type that happens to share the name.
   const std::string type = api_version == "v1" ? kind : kind + "." + api_version;
   out.skipped.push_back(type + " " + objectKey(obj));
   return {};

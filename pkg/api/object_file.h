@@ -10,13 +10,20 @@
 
 namespace berth::api {
 
-// The nodes and pods in a file written by `kubectl get nodes,pods -A -o json|yaml`: a kind: List
-// (or PodList, NodeList...) with items, a multi-document stream, or a single object. Objects of
-// other kinds are listed in `skipped`. The first object that fails to decode fails the whole file.
+// The objects in a file written by `kubectl get nodes,pods,namespaces,services,replicasets,
+// statefulsets,replicationcontrollers -A -o json|yaml`: a kind: List (or PodList, NodeList...)
+// with items, a multi-document stream, or a single object. Objects of other kinds are listed in
+// `skipped`. The first object that fails to decode fails the whole file.
 struct ObjectSet {
-  std::vector<NodePtr> nodes;
-  std::vector<PodPtr> pods;
-  std::vector<std::string> skipped;  // "Service default/x" for objects of kinds berth does not read
+  std::vector<NodePtr> nodes{};
+  std::vector<PodPtr> pods{};
+  // "ConfigMap default/x" for objects of kinds berth does not read.
+  std::vector<std::string> skipped{};
+  std::vector<NamespacePtr> namespaces{};
+  std::vector<ServicePtr> services{};
+  std::vector<ReplicaSetPtr> replicaSets{};
+  std::vector<StatefulSetPtr> statefulSets{};
+  std::vector<ReplicationControllerPtr> replicationControllers{};
 };
 util::Result<ObjectSet> decodeObjects(std::string_view text);
 

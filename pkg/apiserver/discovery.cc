@@ -14,6 +14,7 @@ using json = nlohmann::json;
 // The verbs every served resource supports (deletecollection is not served).
 const std::vector<std::string> kObjectVerbs = {"create", "delete", "get",  "list",
                                                "patch",  "update", "watch"};
+const std::vector<std::string> kStatusVerbs = {"get", "patch", "update"};
 
 struct Entry {
   std::string_view group;
@@ -30,18 +31,36 @@ const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {"", "bindings", "binding", true, "Binding", {"create"}},
       {"", "events", "event", true, "Event", kObjectVerbs, {"ev"}},
+      {"", "namespaces", "namespace", false, "Namespace", kObjectVerbs, {"ns"}},
+      {"", "namespaces/status", "", false, "Namespace", kStatusVerbs},
       {"", "nodes", "node", false, "Node", kObjectVerbs, {"no"}},
-      {"", "nodes/status", "", false, "Node", {"get", "patch", "update"}},
+      {"", "nodes/status", "", false, "Node", kStatusVerbs},
       {"", "pods", "pod", true, "Pod", kObjectVerbs, {"po"}, {"all"}},
       {"", "pods/binding", "", true, "Binding", {"create"}},
-      {"", "pods/status", "", true, "Pod", {"get", "patch", "update"}},
+      {"", "pods/status", "", true, "Pod", kStatusVerbs},
+      {"",
+       "replicationcontrollers",
+       "replicationcontroller",
+       true,
+       "ReplicationController",
+       kObjectVerbs,
+       {"rc"},
+       {"all"}},
+      {"", "replicationcontrollers/status", "", true, "ReplicationController", kStatusVerbs},
+      {"", "services", "service", true, "Service", kObjectVerbs, {"svc"}, {"all"}},
+      {"", "services/status", "", true, "Service", kStatusVerbs},
+      {"apps", "replicasets", "replicaset", true, "ReplicaSet", kObjectVerbs, {"rs"}, {"all"}},
+      {"apps", "replicasets/status", "", true, "ReplicaSet", kStatusVerbs},
+      {"apps", "statefulsets", "statefulset", true, "StatefulSet", kObjectVerbs, {"sts"}, {"all"}},
+      {"apps", "statefulsets/status", "", true, "StatefulSet", kStatusVerbs},
       {"coordination.k8s.io", "leases", "lease", true, "Lease", kObjectVerbs},
       {"events.k8s.io", "events", "event", true, "Event", kObjectVerbs, {"ev"}},
   };
   return kEntries;
 }
 
-constexpr std::string_view kGroups[] = {"coordination.k8s.io", "events.k8s.io"};
+// In kube-apiserver's order of preference (apps before the others).
+constexpr std::string_view kGroups[] = {"apps", "coordination.k8s.io", "events.k8s.io"};
 
 json groupVersion(std::string_view group) {
   return {{"groupVersion", std::string(group) + "/v1"}, {"version", "v1"}};

@@ -1,8 +1,10 @@
 #include "pkg/apiserver/field_selector.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "pkg/util/quote.h"
@@ -43,6 +45,12 @@ bool supportsField(Resource resource, std::string_view field) {
       return field == "spec.unschedulable";
     case Resource::Events:
       return std::find(std::begin(kEvent), std::end(kEvent), field) != std::end(kEvent);
+    case Resource::Namespaces:
+      return field == "status.phase";
+    case Resource::Services:
+      return field == "spec.clusterIP" || field == "spec.type";
+    case Resource::ReplicationControllers:
+      return field == "status.replicas";
     default:
       return false;
   }
@@ -150,7 +158,9 @@ ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_vie
     }
     Term term{part.substr(0, at), std::move(*value), op != "!="};
     if (!supportsField(resource, term.field)) {
-      if (resource == Resource::Leases || resource == Resource::EventsV1) {
+      // Kinds with no field label conversion of their own (apps/v1 registers none).
+      if (resource == Resource::Leases || resource == Resource::EventsV1 ||
+          resource == Resource::ReplicaSets || resource == Resource::StatefulSets) {
         return badRequest(util::quoteGo(term.field) +
                           " is not a known field selector: only \"metadata.name\", "
                           "\"metadata.namespace\"");
@@ -190,6 +200,23 @@ std::string fieldValue(Resource resource, const json& object, std::string_view f
   }
   if (resource == Resource::Nodes && field == "spec.unschedulable") {
     return stringAt(object, {"spec", "unschedulable"}, "false");
+  }
+  if (resource == Resource::ReplicationControllers && field == "status.replicas") {
+    // An integer, compared as its decimal text.
+    auto status = object.find("status");
+    if (status != object.end() && status->is_object()) {
+      auto replicas = status->find("replicas");
+      if (replicas != status->end() && replicas->is_number_integer()) {
+        return std::to_string(replicas->get<int64_t>());
+      }
+    }
+    return "0";
+  }
+  if (resource == Resource::Namespaces || resource == Resource::Services) {
+    auto dot = field.find('.');
+    return dot == std::string_view::npos
+               ? ""
+               : stringAt(object, {field.substr(0, dot), field.substr(dot + 1)});
   }
   if (resource == Resource::Events) {
     if (field == "source") {

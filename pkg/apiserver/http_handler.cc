@@ -152,6 +152,11 @@ bool servesSubresource(Resource resource, std::string_view subresource) {
     case Resource::Pods:
       return subresource == "status" || subresource == "binding";
     case Resource::Nodes:
+    case Resource::Namespaces:
+    case Resource::Services:
+    case Resource::ReplicationControllers:
+    case Resource::ReplicaSets:
+    case Resource::StatefulSets:
       return subresource == "status";
     default:
       return false;
@@ -482,8 +487,10 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
   if (!removed) {
     return errorResponse(removed.error());
   }
-  if (resource == Resource::Pods) {
-    return jsonResponse(200, *removed);  // the pod registry returns the deleted object
+  if (resource == Resource::Pods || resource == Resource::Services ||
+      resource == Resource::Namespaces) {
+    // Their registries return the deleted object (ReturnDeletedObject; a namespace's REST).
+    return jsonResponse(200, *removed);
   }
   // The generic registry's finalizeDelete: a Success Status naming what was deleted.
   const ResourceInfo& meta = resourceInfo(resource);

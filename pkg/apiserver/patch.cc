@@ -58,6 +58,19 @@ constexpr ListStrategy kNodeLists[] = {
     {"status.addresses", "type"},
 };
 
+constexpr ListStrategy kServiceLists[] = {
+    {"spec.ports", "port"},
+    {"status.conditions", "type"},
+};
+
+// Namespaces and the workloads: their status conditions; a workload's pod template merges as a
+// pod's spec does.
+constexpr ListStrategy kConditionLists[] = {
+    {"status.conditions", "type"},
+};
+
+constexpr std::string_view kTemplatePrefix = "spec.template.";
+
 const ListStrategy* listStrategy(Resource resource, std::string_view path) {
   auto find = [&](const auto& table) -> const ListStrategy* {
     for (const ListStrategy& s : table) {
@@ -75,6 +88,19 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
       return find(kPodLists);
     case Resource::Nodes:
       return find(kNodeLists);
+    case Resource::Services:
+      return find(kServiceLists);
+    case Resource::Namespaces:
+      return find(kConditionLists);
+    case Resource::ReplicaSets:
+    case Resource::StatefulSets:
+    case Resource::ReplicationControllers:
+      if (path.starts_with(kTemplatePrefix)) {
+        // "spec.template.spec.containers" is the pod's "spec.containers".
+        const std::string_view inPod = path.substr(kTemplatePrefix.size());
+        return listStrategy(inPod.starts_with("spec.") ? Resource::Pods : resource, inPod);
+      }
+      return find(kConditionLists);
     default:
       return nullptr;
   }

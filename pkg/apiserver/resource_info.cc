@@ -6,8 +6,10 @@ namespace berth::apiserver {
 namespace {
 
 // By Resource value.
-constexpr std::array<const ResourceInfo*, 5> kResources = {&api::kNodes, &api::kPods, &api::kEvents,
-                                                           &api::kEventsV1, &api::kLeases};
+constexpr std::array<const ResourceInfo*, kResourceCount> kResources = {
+    &api::kNodes,       &api::kPods,        &api::kEvents,   &api::kEventsV1,
+    &api::kLeases,      &api::kNamespaces,  &api::kServices, &api::kReplicationControllers,
+    &api::kReplicaSets, &api::kStatefulSets};
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 #pragma once
 // The resources the embedded API server serves, with the names the wire uses for them.
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,7 +13,19 @@ namespace berth::apiserver {
 // The resources the store serves. Upstream, core/v1 and events.k8s.io/v1 events are two views of
 // one storage; here they are two separate tables (an event written through one is not seen
 // through the other).
-enum class Resource { Nodes, Pods, Events, EventsV1, Leases };
+enum class Resource {
+  Nodes,
+  Pods,
+  Events,
+  EventsV1,
+  Leases,
+  Namespaces,
+  Services,
+  ReplicationControllers,
+  ReplicaSets,
+  StatefulSets,
+};
+inline constexpr size_t kResourceCount = 10;
 
 using ResourceInfo = api::ResourceInfo;
 

@@ -112,14 +112,15 @@ class Store {
 
   // POST. `ns` is the request's namespace (ignored for cluster-scoped resources); the object's own
   // metadata.namespace must be empty or equal to it. Assigns uid, creationTimestamp and
-  // resourceVersion (generateName too); pods start with status {phase: Pending} and the default
-  // schedulerName, as the pod strategy and defaulting do. 409 AlreadyExists.
+  // resourceVersion (generateName too), then applies the kind's strategy (prepareForCreate in
+  // strategy.h: pods start Pending with the default scheduler...). 409 AlreadyExists.
   ApiResult<nlohmann::json> create(Resource resource, std::string_view ns, nlohmann::json object);
   // GET. 404 NotFound.
   ApiResult<nlohmann::json> get(Resource resource, std::string_view ns,
                                 std::string_view name) const;
   // PUT. An empty metadata.resourceVersion updates unconditionally; a stale one is 409 Conflict.
-  // uid and creationTimestamp stay; pods and nodes keep their status (use updateStatus). An update
+  // uid and creationTimestamp stay; every kind with a status subresource keeps its status (use
+  // updateStatus), a namespace its finalizers (prepareForUpdate in strategy.h). An update
   // that changes nothing keeps the resourceVersion and sends no watch event, as etcd3 storage.
   ApiResult<nlohmann::json> update(Resource resource, std::string_view ns, std::string_view name,
                                    nlohmann::json object);
@@ -128,15 +129,16 @@ class Store {
                                          std::string_view name, nlohmann::json object);
   // PATCH (and PATCH .../status with statusOnly). The patch is applied to the current object and
   // the result written as update() (or updateStatus()) writes it: a main-resource patch cannot
-  // change the status of pods and nodes, a status patch changes only the status. A
-  // metadata.resourceVersion in the result that differs from the current one is 409 Conflict; a
+  // change the status of a kind with a status subresource, a status patch changes only the status.
+  // A metadata.resourceVersion in the result that differs from the current one is 409 Conflict; a
   // patch that changes nothing keeps the resourceVersion and sends no watch event. 404 NotFound; a
   // malformed patch is 400 BadRequest, one that cannot be applied (a failed JSON patch test, a
   // missing path) or whose result no longer decodes as the resource is 422 Invalid.
   ApiResult<nlohmann::json> patch(Resource resource, std::string_view ns, std::string_view name,
                                   PatchType type, const nlohmann::json& patch,
                                   bool statusOnly = false);
-  // DELETE, immediate (no graceful deletion). Returns the object as it was.
+  // DELETE, immediate (no graceful deletion, and a namespace's objects stay). Returns the object
+  // as it was. 403 Forbidden for the namespaces admission protects (isImmortalNamespace).
   ApiResult<nlohmann::json> remove(Resource resource, std::string_view ns, std::string_view name,
                                    const Preconditions& preconditions = {});
   // LIST. An empty `ns` lists every namespace.
@@ -151,6 +153,10 @@ class Store {
   // Returns the bound pod's resourceVersion (the HTTP layer answers successStatus(201)).
   ApiResult<std::string> bind(std::string_view ns, std::string_view name,
                               const nlohmann::json& binding);
+
+  // Creates the namespaces kube-apiserver's system namespaces controller creates at startup
+  // (kSystemNamespaces); a server that stands in for a cluster calls it once.
+  void createSystemNamespaces();
 
   // The current resourceVersion ("0" before the first write).
   std::string resourceVersion() const;
@@ -202,7 +208,7 @@ class Store {
   StoreOptions options_;
   mutable std::mutex mu_;
   uint64_t rv_ = 0;
-  Table tables_[5];
+  Table tables_[kResourceCount];
 };
 
 }  // namespace berth::apiserver

@@ -23,8 +23,13 @@ using Resource = api::ResourceInfo;
 using api::kEvents;
 using api::kEventsV1;
 using api::kLeases;
+using api::kNamespaces;
 using api::kNodes;
 using api::kPods;
+using api::kReplicaSets;
+using api::kReplicationControllers;
+using api::kServices;
+using api::kStatefulSets;
 
 using ListOptions = api::ListOptions;
 using WatchOptions = api::WatchOptions;

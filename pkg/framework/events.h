@@ -17,7 +17,7 @@
 
 namespace berth::framework {
 
-enum class EventResource : uint8_t { Node, AssignedPod, WildCard };
+enum class EventResource : uint8_t { Node, AssignedPod, Namespace, WildCard };
 
 // What happened to the resource, as bits so that a registration can name several (upstream's
 // ActionType). Node updates are split by the fields scheduling reads.
@@ -31,7 +31,8 @@ enum class ActionType : uint16_t {
   UpdateNodeCondition = 1 << 5,
   UpdateNodeAnnotation = 1 << 6,
   UpdatePodLabel = 1 << 7,
-  All = (1 << 8) - 1,  // every action; with WildCard, an event that concerns every pod
+  UpdateNamespaceLabel = 1 << 8,
+  All = (1 << 9) - 1,  // every action; with WildCard, an event that concerns every pod
 };
 
 constexpr ActionType operator|(ActionType a, ActionType b) {
@@ -84,6 +85,9 @@ inline constexpr ClusterEvent kAssignedPodUpdate{EventResource::AssignedPod,
 // so their end arrives as a delete): its resources and ports are free again.
 inline constexpr ClusterEvent kAssignedPodDelete{EventResource::AssignedPod, ActionType::Delete,
                                                  "AssignedPodDelete"};
+// A namespace's labels changed (what a pod affinity term's namespaceSelector selects on).
+inline constexpr ClusterEvent kNamespaceUpdate{EventResource::Namespace,
+                                               ActionType::UpdateNamespaceLabel, "NamespaceUpdate"};
 inline constexpr ClusterEvent kUnschedulableTimeout{EventResource::WildCard, ActionType::All,
                                                     "UnschedulableTimeout"};
 }  // namespace events

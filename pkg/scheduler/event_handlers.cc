@@ -84,6 +84,15 @@ void Scheduler::addEventHandlers() {
     }
   };
   feeds_.nodes->addEventHandlers(std::move(nodeHandlers));
+
+  if (feeds_.objects) {
+    feeds_.objects->onNamespaceUpdate(
+        [this](const api::NamespacePtr& oldNs, const api::NamespacePtr& newNs) {
+          if (oldNs->metadata.labels != newNs->metadata.labels) {
+            queue_->movePodsOnEvent(framework::events::kNamespaceUpdate);
+          }
+        });
+  }
 }
 
 }  // namespace berth::scheduler

@@ -1,5 +1,6 @@
 #pragma once
-// Feed: a watched collection of pods or nodes, as the scheduler consumes it. The daemon feeds it
+// Feed: a watched collection of pods or nodes, as the scheduler consumes it; ObjectsFeed: the
+// other kinds plugins read. The daemon feeds it
 // from informers (cmd/berth/rest_adapters.h); tests add, update and delete objects by hand.
 
 #include <chrono>
@@ -8,6 +9,7 @@
 #include <string>
 
 #include "pkg/api/types.h"
+#include "pkg/framework/cluster_objects.h"
 
 namespace berth::scheduler {
 
@@ -36,10 +38,31 @@ class Feed {
   virtual Ptr get(const std::string& key) const = 0;
 };
 
-// The scheduler's inputs: every non-terminal pod and every node.
+// The watched namespaces, services, replica sets, stateful sets and replication controllers,
+// which plugins read through framework::Handle::objects.
+class ObjectsFeed {
+ public:
+  using NamespaceUpdate =
+      std::function<void(const api::NamespacePtr& oldNs, const api::NamespacePtr& newNs)>;
+  virtual ~ObjectsFeed() = default;
+
+  // The objects as last seen; the feed keeps them current once started.
+  virtual const framework::ClusterObjects& objects() const = 0;
+  // Set before start(): called on the feed's thread after a namespace changed in objects().
+  virtual void onNamespaceUpdate(NamespaceUpdate handler) = 0;
+  virtual void start() = 0;
+  virtual void stop() = 0;
+  // True once every kind's first full list is in objects().
+  virtual bool hasSynced() const = 0;
+  virtual bool waitForSync(std::chrono::steady_clock::duration timeout) const = 0;
+};
+
+// The scheduler's inputs: every non-terminal pod and every node, and the other objects plugins
+// read (null: there are none).
 struct Feeds {
   std::unique_ptr<Feed<api::Pod>> pods;
   std::unique_ptr<Feed<api::Node>> nodes;
+  std::unique_ptr<ObjectsFeed> objects{};
 };
 
 }  // namespace berth::scheduler

@@ -24,6 +24,9 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feed
   std::unique_ptr<Scheduler> s(new Scheduler(api, std::move(feeds), std::move(options)));
   auto registry = plugins::makeInTreeRegistry();
   framework::Handle handle{&api};
+  if (s->feeds_.objects) {
+    handle.objects = &s->feeds_.objects->objects();
+  }
   events::RecorderOptions recorderBase;
   recorderBase.api = s->options_.eventsApi;
   recorderBase.clock = &s->clock_;
@@ -86,20 +89,28 @@ Scheduler::~Scheduler() {
 void Scheduler::startInformers() {
   feeds_.pods->start();
   feeds_.nodes->start();
+  if (feeds_.objects) feeds_.objects->start();
 }
 
 void Scheduler::stopInformers() {
   if (feeds_.pods) feeds_.pods->stop();
   if (feeds_.nodes) feeds_.nodes->stop();
+  if (feeds_.objects) feeds_.objects->stop();
 }
 
-bool Scheduler::hasSynced() const { return feeds_.pods->hasSynced() && feeds_.nodes->hasSynced(); }
+bool Scheduler::hasSynced() const {
+  return feeds_.pods->hasSynced() && feeds_.nodes->hasSynced() &&
+         (!feeds_.objects || feeds_.objects->hasSynced());
+}
 
 bool Scheduler::waitForCacheSync(std::chrono::milliseconds timeout) const {
   auto deadline = std::chrono::steady_clock::now() + timeout;
-  return feeds_.pods->waitForSync(timeout) &&
-         feeds_.nodes->waitForSync(std::max(std::chrono::steady_clock::duration::zero(),
-                                            deadline - std::chrono::steady_clock::now()));
+  auto left = [&] {
+    return std::max(std::chrono::steady_clock::duration::zero(),
+                    deadline - std::chrono::steady_clock::now());
+  };
+  return feeds_.pods->waitForSync(timeout) && feeds_.nodes->waitForSync(left()) &&
+         (!feeds_.objects || feeds_.objects->waitForSync(left()));
 }
 
 void Scheduler::run(std::stop_token stop) {

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "pkg/algorithm/generic_scheduler.h"
+#include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/snapshot.h"
 #include "pkg/plugins/registry.h"
 
@@ -48,12 +49,39 @@ std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
   return nodes;
 }
 
+void addClusterObjects(const api::ObjectSet& objects, framework::ClusterObjectStore& store) {
+  for (const auto& o : objects.namespaces) store.upsert(o);
+  for (const auto& o : objects.services) store.upsert(o);
+  for (const auto& o : objects.replicaSets) store.upsert(o);
+  for (const auto& o : objects.statefulSets) store.upsert(o);
+  for (const auto& o : objects.replicationControllers) store.upsert(o);
+}
+
 }  // namespace
+
+std::optional<std::string> ignoredKinds(const std::vector<std::string>& skipped) {
+  if (skipped.empty()) return std::nullopt;
+  std::map<std::string, size_t> byKind;
+  for (const std::string& entry : skipped) ++byKind[entry.substr(0, entry.find(' '))];
+  std::string line = "ignored " + std::to_string(skipped.size()) +
+                     (skipped.size() == 1 ? " item" : " items") +
+                     " of kinds simulate does not use: ";
+  bool first = true;
+  for (const auto& [kind, count] : byKind) {
+    if (!first) line += ", ";
+    first = false;
+    line += kind + " (" + std::to_string(count) + ")";
+  }
+  return line;
+}
 
 util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,
                          const Options& options, util::Parallelizer& parallelizer) {
   auto registry = plugins::makeInTreeRegistry();
-  framework::Handle handle;  // nothing is bound: placements are assumed in the snapshot
+  framework::ClusterObjectStore clusterObjects;
+  addClusterObjects(objects, clusterObjects);
+  // Nothing is bound: placements are assumed in the snapshot.
+  framework::Handle handle{.binder = nullptr, .objects = &clusterObjects};
   std::map<std::string, std::unique_ptr<Framework>, std::less<>> profiles;
   for (const auto& p : config.profiles) {
     auto fw = Framework::create(registry, p, handle);

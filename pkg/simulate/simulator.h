@@ -1,5 +1,6 @@
 #pragma once
-// The offline what-if: given the nodes and pods of a cluster file, place the pending pods one by
+// The offline what-if: given the nodes and pods of a cluster file (and the namespaces, services and
+// controllers plugins read, through the Handle's ClusterObjects), place the pending pods one by
 // one in queue order with the same framework and plugins the daemon uses, each placement assumed
 // before the next, and report where each pod went or why it fits nowhere.
 
@@ -51,6 +52,11 @@ struct Report {
 
 util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,
                          const Options& options, util::Parallelizer& parallelizer);
+
+// One line naming the kinds of the cluster file's objects simulate does not read, with how many of
+// each (api::ObjectSet::skipped), kinds in name order; nullopt when there are none:
+// "ignored 3 items of kinds simulate does not use: ConfigMap (2), Secret (1)".
+std::optional<std::string> ignoredKinds(const std::vector<std::string>& skipped);
 
 nlohmann::json toJson(const Report& report, bool explain);
 std::string toTable(const Report& report, bool explain);

@@ -248,6 +248,11 @@ const wantRules = {
   ClusterRole: [
     { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
     { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
+    { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
+    { apiGroups: [""], resources: ["services"], verbs: ["list", "watch"] },
+    { apiGroups: [""], resources: ["replicationcontrollers"], verbs: ["list", "watch"] },
+    { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list", "watch"] },
+    { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["list", "watch"] },
     { apiGroups: [""], resources: ["pods/binding"], verbs: ["create"] },
     { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },

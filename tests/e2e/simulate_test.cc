@@ -176,6 +176,41 @@ TEST(Simulate, AcceptsKubectlJsonList) {
   EXPECT_TRUE(nlohmann::json::accept(r.out)) << r.out;
 }
 
+TEST(Simulate, NamesTheKindsItIgnoresInOneLineOnStderr) {
+  const std::string path =
+      writeTemp("mixed.json", R"({"apiVersion": "v1", "kind": "List", "items": [
+      {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+       "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}},
+      {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "default"},
+       "spec": {"containers": [{"name": "c"}]}},
+      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "default"}},
+      {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "default"}},
+      {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "default"}},
+      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "a", "namespace": "default"}},
+      {"apiVersion": "v1", "kind": "ConfigMap", "metadata": {"name": "b", "namespace": "default"}},
+      {"apiVersion": "v1", "kind": "Secret", "metadata": {"name": "s", "namespace": "default"}}]})");
+  std::string cmd = std::string(BERTH_BINARY) + " simulate --cluster " + path + " 2>&1 >/dev/null";
+  FILE* p = popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  std::string err;
+  std::array<char, 4096> buf{};
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) err.append(buf.data(), n);
+  ASSERT_EQ(pclose(p), 0) << err;
+  EXPECT_EQ(err,
+            "berth simulate: ignored 3 items of kinds simulate does not use: ConfigMap (2), "
+            "Secret (1)\n");
+}
+
+TEST(Simulate, BadServiceExitsTwoNamingObjectAndField) {
+  const std::string path = writeTemp("bad-service.yaml",
+                                     "apiVersion: v1\nkind: Service\nmetadata:\n  name: web\n"
+                                     "  namespace: prod\nspec:\n  selector: [app]\n");
+  Output r = runBerth("simulate --cluster " + path);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find("service prod/web: spec.selector"), std::string::npos) << r.out;
+}
+
 TEST(Cli, VersionAndHelp) {
   Output v = runBerth("version");
   EXPECT_EQ(v.exitCode, 0);

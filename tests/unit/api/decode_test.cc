@@ -772,7 +772,7 @@ TEST(Decode, DecodeObjectsReadsListsStreamsAndSingleObjects) {
               null]})",
        {"n1"},
        {"default/a"},
-       {"Service default/svc", "Pod.example.com/v1 x/fake"}},
+       {"Pod.example.com/v1 x/fake"}},
       {"PodList items without kind",
        R"({"apiVersion": "v1", "kind": "PodList", "metadata": {}, "items": [
            {"metadata": {"name": "a", "namespace": "ns1"}},
@@ -794,7 +794,7 @@ TEST(Decode, DecodeObjectsReadsListsStreamsAndSingleObjects) {
        "    namespace: kube-system\n---\nkind: Namespace\nmetadata:\n  name: prod\n",
        {"n1"},
        {"default/a"},
-       {"ConfigMap kube-system/cm", "Namespace prod"}},
+       {"ConfigMap kube-system/cm"}},
       {"JSON array of objects", "[" + pod_a + "," + node_1 + "]", {"n1"}, {"default/a"}, {}},
       {"nothing", "", {}, {}, {}},
   };
@@ -806,6 +806,29 @@ TEST(Decode, DecodeObjectsReadsListsStreamsAndSingleObjects) {
     EXPECT_EQ(podKeys(*set), c.pods);
     EXPECT_EQ(set->skipped, c.skipped);
   }
+}
+
+TEST(Decode, DecodeObjectsReadsTheKindsPluginsUse) {
+  auto set = decodeObjects(R"({"apiVersion": "v1", "kind": "List", "items": [
+      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}},
+      {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "s", "namespace": "prod"},
+       "spec": {"selector": {"app": "web"}}},
+      {"apiVersion": "v1", "kind": "ReplicationController",
+       "metadata": {"name": "rc", "namespace": "prod"}},
+      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "rs", "namespace": "prod"}},
+      {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "ss", "namespace": "prod"}},
+      {"apiVersion": "extensions/v1beta1", "kind": "ReplicaSet",
+       "metadata": {"name": "old", "namespace": "prod"}}]})");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  ASSERT_EQ(set->namespaces.size(), 1u);
+  EXPECT_EQ(set->namespaces[0]->metadata.name, "prod");
+  ASSERT_EQ(set->services.size(), 1u);
+  EXPECT_EQ(set->services[0]->selector.at("app"), "web");
+  ASSERT_EQ(set->replicationControllers.size(), 1u);
+  ASSERT_EQ(set->replicaSets.size(), 1u);
+  EXPECT_EQ(set->replicaSets[0]->metadata.name, "rs");
+  ASSERT_EQ(set->statefulSets.size(), 1u);
+  EXPECT_EQ(set->skipped, std::vector<std::string>{"ReplicaSet.extensions/v1beta1 prod/old"});
 }
 
 TEST(Decode, DecodeObjectsFailsOnTheFirstBadObject) {
@@ -826,6 +849,10 @@ TEST(Decode, DecodeObjectsFailsOnTheFirstBadObject) {
        "spec:\n  taints:\n  - {key: a, effect: NoSchedule}\n  - {key: b, effect: NoSchedule}\n"
        "  - {key: c, effect: Never}\n",
        R"(node n1: spec.taints[2].effect: Unsupported value: "Never": supported values: "NoSchedule", "PreferNoSchedule", "NoExecute")"},
+      {"bad service in a List",
+       R"({"kind": "List", "items": [{"kind": "Service", "metadata": {"name": "s", "namespace": "d"},
+           "spec": {"selector": ["app"]}}]})",
+       "service d/s: spec.selector: expected object, got array"},
       {"item without kind", R"({"kind": "List", "items": [{"metadata": {"name": "x"}}]})",
        "items[0]: object has no kind"},
       {"document without kind", "metadata: {name: x}\n---\nkind: Pod\n",

@@ -6,6 +6,7 @@
 
 #include <functional>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -88,4 +89,26 @@ TEST(NodeUpdateEvents, ClassifiesWhatChanged) {
 }
 
 }  // namespace
+TEST(ClusterEvent, NamespaceUpdateMatchesOnlyNamespaceAndWildcardRegistrations) {
+  struct Case {
+    std::string name;
+    ClusterEvent registration;
+    bool matches;
+  };
+  const Case cases[] = {
+      {"namespace label", {EventResource::Namespace, ActionType::UpdateNamespaceLabel}, true},
+      {"every namespace action", {EventResource::Namespace, ActionType::All}, true},
+      {"wildcard", {EventResource::WildCard, ActionType::All}, true},
+      {"namespace add only", {EventResource::Namespace, ActionType::Add}, false},
+      {"node label", {EventResource::Node, ActionType::UpdateNodeLabel}, false},
+      {"every node action", {EventResource::Node, ActionType::All}, false},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(c.registration.matches(events::kNamespaceUpdate), c.matches) << c.name;
+  }
+  // Without a hint for namespaces, a matching registration queues the pod.
+  const ClusterEventWithHint registered{{EventResource::Namespace, ActionType::All}};
+  EXPECT_EQ(registered.hint(events::kNamespaceUpdate, api::Pod{}, {}), QueueingHint::Queue);
+}
+
 }  // namespace berth::framework

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,7 +98,7 @@ TEST(Simulator, PlacesPendingPodsInQueueOrderEachAssumedBeforeTheNext) {
   util::Parallelizer parallelizer(1);
   for (const Case& c : cases) {
     SCOPED_TRACE(c.name);
-    api::ObjectSet objects{c.nodes, c.pods, {}};
+    api::ObjectSet objects{.nodes = c.nodes, .pods = c.pods};
     auto report = run(objects, config::defaultConfiguration(), c.options, parallelizer);
     ASSERT_TRUE(report.ok()) << report.error().message;
     EXPECT_EQ(report->numNodes, static_cast<int>(c.nodes.size()));
@@ -108,7 +109,7 @@ TEST(Simulator, PlacesPendingPodsInQueueOrderEachAssumedBeforeTheNext) {
 
 TEST(Simulator, UnknownSchedulerNameIsAnError) {
   util::Parallelizer parallelizer(1);
-  api::ObjectSet objects{{node("n1", "1")}, {MakePod().name("web").obj()}, {}};
+  api::ObjectSet objects{.nodes = {node("n1", "1")}, .pods = {MakePod().name("web").obj()}};
   auto report =
       run(objects, config::defaultConfiguration(), {.schedulerName = "nobody"}, parallelizer);
   ASSERT_FALSE(report.ok());
@@ -118,9 +119,8 @@ TEST(Simulator, UnknownSchedulerNameIsAnError) {
 
 TEST(Simulator, ExplainListsEveryNodeWithItsReasonsOrScores) {
   util::Parallelizer parallelizer(1);
-  api::ObjectSet objects{{node("small", "500m"), node("big", "2"), node("bigger", "4")},
-                         {MakePod().name("web").req({{"cpu", "1"}}).obj()},
-                         {}};
+  api::ObjectSet objects{.nodes = {node("small", "500m"), node("big", "2"), node("bigger", "4")},
+                         .pods = {MakePod().name("web").req({{"cpu", "1"}}).obj()}};
   auto report = run(objects, config::defaultConfiguration(), {.explain = true}, parallelizer);
   ASSERT_TRUE(report.ok()) << report.error().message;
   ASSERT_EQ(report->results.size(), 1u);
@@ -143,6 +143,53 @@ TEST(Simulator, ExplainListsEveryNodeWithItsReasonsOrScores) {
   EXPECT_EQ(j["results"][0]["node"], "bigger");
   EXPECT_EQ(j["results"][0]["nodes"].size(), 3u);
   EXPECT_EQ(j["results"][0]["nodes"][0]["plugin"], "NodeResourcesFit");
+}
+
+TEST(Simulator, IgnoredKindsAreCountedInOneLine) {
+  struct Case {
+    std::string name;
+    std::vector<std::string> skipped;
+    std::optional<std::string> want;
+  };
+  const std::vector<Case> cases = {
+      {"nothing skipped", {}, std::nullopt},
+      {"one item",
+       {"Secret default/s"},
+       "ignored 1 item of kinds simulate does not use: Secret (1)"},
+      {"kinds in name order, counted",
+       {"Secret default/s", "ConfigMap default/a", "Deployment.apps/v1 default/web",
+        "ConfigMap kube-system/b"},
+       "ignored 4 items of kinds simulate does not use: ConfigMap (2), Deployment.apps/v1 (1), "
+       "Secret (1)"},
+  };
+  for (const Case& c : cases) {
+    EXPECT_EQ(ignoredKinds(c.skipped), c.want) << c.name;
+  }
+}
+
+TEST(Simulator, ClusterFileWithEveryKindPluginsReadStillPlacesItsPods) {
+  util::Parallelizer parallelizer(1);
+  auto objects = api::decodeObjects(R"({"kind": "List", "items": [
+      {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+       "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}},
+      {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "prod",
+       "labels": {"app": "web"}}, "spec": {"containers": [{"name": "c"}]}},
+      {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": "prod"}},
+      {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "web", "namespace": "prod"},
+       "spec": {"selector": {"app": "web"}}},
+      {"apiVersion": "apps/v1", "kind": "ReplicaSet", "metadata": {"name": "web", "namespace": "prod"}},
+      {"apiVersion": "apps/v1", "kind": "StatefulSet", "metadata": {"name": "db", "namespace": "prod"}},
+      {"apiVersion": "v1", "kind": "ReplicationController",
+       "metadata": {"name": "old", "namespace": "prod"}}]})");
+  ASSERT_TRUE(objects.ok()) << objects.error().message;
+  ASSERT_EQ(objects->namespaces.size() + objects->services.size() + objects->replicaSets.size() +
+                objects->statefulSets.size() + objects->replicationControllers.size(),
+            5u);
+  EXPECT_TRUE(objects->skipped.empty());
+  auto report = run(*objects, config::defaultConfiguration(), {.allPending = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->results.size(), 1u);
+  EXPECT_EQ(report->results[0].node, "n1");
 }
 
 }  // namespace

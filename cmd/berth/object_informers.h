@@ -1,0 +1,15 @@
+#pragma once
+// The daemon's ObjectsFeed: informers on every namespace, service, replica set, stateful set and
+// replication controller, kept in a framework::ClusterObjectStore (kube-scheduler's informer
+// factory listers for the same kinds).
+
+#include <memory>
+
+#include "pkg/client/rest.h"
+#include "pkg/scheduler/feeds.h"
+
+namespace berth::cmd {
+
+std::unique_ptr<scheduler::ObjectsFeed> objectInformers(client::RestClient& client);
+
+}  // namespace berth::cmd
