@@ -107,8 +107,96 @@ json encodeTerm(const NodeSelectorTerm& term) {
   return out;
 }
 
+json encodeLabelSelector(const LabelSelector& selector) {
+  json out = json::object();
+  putMap(out, "matchLabels", selector.matchLabels);
+  putList(out, "matchExpressions", selector.matchExpressions,
+          [](const LabelSelectorRequirement& r) {
+            json o = {{"key", r.key}, {"operator", r.op}};
+            if (!r.values.empty()) {
+              o["values"] = r.values;
+            }
+            return o;
+          });
+  return out;
+}
+
+json encodePodAffinityTerm(const PodAffinityTerm& t) {
+  json out = {{"topologyKey", t.topologyKey}};
+  if (t.labelSelector) {
+    out["labelSelector"] = encodeLabelSelector(*t.labelSelector);
+  }
+  if (!t.namespaces.empty()) {
+    out["namespaces"] = t.namespaces;
+  }
+  if (t.namespaceSelector) {
+    out["namespaceSelector"] = encodeLabelSelector(*t.namespaceSelector);
+  }
+  if (!t.matchLabelKeys.empty()) {
+    out["matchLabelKeys"] = t.matchLabelKeys;
+  }
+  if (!t.mismatchLabelKeys.empty()) {
+    out["mismatchLabelKeys"] = t.mismatchLabelKeys;
+  }
+  return out;
+}
+
+json encodePodAffinity(const PodAffinity& a) {
+  json out = json::object();
+  putList(out, "requiredDuringSchedulingIgnoredDuringExecution",
+          a.requiredDuringSchedulingIgnoredDuringExecution, encodePodAffinityTerm);
+  putList(out, "preferredDuringSchedulingIgnoredDuringExecution",
+          a.preferredDuringSchedulingIgnoredDuringExecution, [](const WeightedPodAffinityTerm& t) {
+            return json{{"weight", t.weight},
+                        {"podAffinityTerm", encodePodAffinityTerm(t.podAffinityTerm)}};
+          });
+  return out;
+}
+
+json encodeTopologySpreadConstraint(const TopologySpreadConstraint& c) {
+  json out = {{"maxSkew", c.maxSkew},
+              {"topologyKey", c.topologyKey},
+              {"whenUnsatisfiable", c.whenUnsatisfiable}};
+  if (c.labelSelector) {
+    out["labelSelector"] = encodeLabelSelector(*c.labelSelector);
+  }
+  if (c.minDomains) {
+    out["minDomains"] = *c.minDomains;
+  }
+  if (c.nodeAffinityPolicy) {
+    out["nodeAffinityPolicy"] = *c.nodeAffinityPolicy;
+  }
+  if (c.nodeTaintsPolicy) {
+    out["nodeTaintsPolicy"] = *c.nodeTaintsPolicy;
+  }
+  if (!c.matchLabelKeys.empty()) {
+    out["matchLabelKeys"] = c.matchLabelKeys;
+  }
+  return out;
+}
+
+// Only what berth decodes of a volume survives: its name, source kind, claim name and readOnly.
+json encodeVolume(const Volume& v) {
+  json out = {{"name", v.name}};
+  if (!v.source.empty()) {
+    json source = json::object();
+    putString(source, "claimName", v.claimName);
+    if (v.readOnly) {
+      source["readOnly"] = true;
+    }
+    out[v.source] = std::move(source);
+  }
+  return out;
+}
+
 json encodeAffinity(const Affinity& a) {
   json out = json::object();
+  if (a.podAffinity) {
+    out["podAffinity"] = encodePodAffinity(*a.podAffinity);
+  }
+  if (a.podAntiAffinity) {
+    out["podAntiAffinity"] = encodePodAffinity(*a.podAntiAffinity);
+  }
   if (a.nodeAffinity) {
     const NodeAffinity& na = *a.nodeAffinity;
     json n = json::object();
@@ -186,6 +274,18 @@ json encodeSpec(const PodSpec& s) {
   putList(out, "schedulingGates", s.schedulingGates, [](const std::string& name) {
     return json{{"name", name}};
   });
+  putList(out, "topologySpreadConstraints", s.topologySpreadConstraints,
+          encodeTopologySpreadConstraint);
+  putList(out, "volumes", s.volumes, encodeVolume);
+  putList(out, "resourceClaims", s.resourceClaims, [](const PodResourceClaim& c) {
+    return json{{"name", c.name}};
+  });
+  if (s.resources) {
+    json resources = json::object();
+    putResources(resources, "limits", s.resources->limits);
+    putResources(resources, "requests", s.resources->requests);
+    out["resources"] = std::move(resources);
+  }
   return out;
 }
 

@@ -947,9 +947,8 @@ TEST(Decode, DecodeObjectsReadsKubectlGetNodesPodsOutput) {
   EXPECT_EQ(formatTimestamp(*proxy.metadata.deletionTimestamp), "2024-05-02T08:15:30Z");
 }
 
-}  // namespace
-TEST(Decode, DecodePodReadsInterPodTermsSpreadVolumesAndClaims) {
-  const json j = json::parse(R"({
+// A pod with every field the inter-pod, spread, volume and claim rules read.
+constexpr std::string_view kConstrainedPodJson = R"({
     "metadata": {"name": "w", "namespace": "default"},
     "spec": {
       "affinity": {
@@ -968,8 +967,10 @@ TEST(Decode, DecodePodReadsInterPodTermsSpreadVolumesAndClaims) {
                   {"name": "tmp", "emptyDir": {}}, {"name": "none"}],
       "resourceClaims": [{"name": "gpu", "resourceClaimName": "g"}],
       "resources": {"requests": {"cpu": "1"}},
-      "containers": [{"name": "c"}]}})");
-  auto pod = decodePod(j);
+      "containers": [{"name": "c"}]}})";
+
+TEST(Decode, DecodePodReadsInterPodTermsSpreadVolumesAndClaims) {
+  auto pod = decodePod(json::parse(kConstrainedPodJson));
   ASSERT_TRUE(pod.ok()) << pod.error().message;
   const PodSpec& s = pod->spec;
   ASSERT_TRUE(s.affinity && s.affinity->podAntiAffinity && s.affinity->podAffinity);
@@ -1026,4 +1027,24 @@ TEST(Decode, DecodeControllersReadTheirSelectorsAndNameTheFieldOnError) {
   EXPECT_EQ(ns->metadata.labels.at("team"), "a");
 }
 
+TEST(Decode, EncodeKeepsInterPodTermsSpreadVolumesAndClaims) {
+  auto pod = decodePod(json::parse(kConstrainedPodJson));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const json once = encodePod(*pod);
+  const json& spec = once["spec"];
+  EXPECT_EQ(spec["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"][0]
+                ["labelSelector"]["matchExpressions"][0]["operator"],
+            "Bogus");
+  EXPECT_EQ(spec["topologySpreadConstraints"][0]["minDomains"], 3);
+  EXPECT_EQ(spec["volumes"][0],
+            (json{{"name", "data"},
+                  {"persistentVolumeClaim", {{"claimName", "c"}, {"readOnly", true}}}}));
+  EXPECT_EQ(spec["resourceClaims"], (json::array({{{"name", "gpu"}}})));
+  EXPECT_EQ(spec["resources"]["requests"]["cpu"], "1");
+  auto again = decodePod(once);
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(encodePod(*again), once);
+}
+
+}  // namespace
 }  // namespace berth::api
