@@ -218,7 +218,7 @@ void Generator::addConstraints(api::Pod& pod) {
     auto required = [&spec](std::vector<api::NodeSelectorTerm> terms) {
       api::NodeAffinity na;
       na.requiredDuringSchedulingIgnoredDuringExecution = api::NodeSelector{std::move(terms)};
-      spec.affinity = api::Affinity{std::move(na)};
+      spec.affinity.emplace().nodeAffinity = std::move(na);
     };
     if (!team.empty() && uniform() < 0.5) {
       spec.nodeSelector["dedicated"] = team;  // a team's pod pinned to its own pool
@@ -254,7 +254,7 @@ void Generator::addConstraints(api::Pod& pod) {
     }
   }
   if (uniform() < 0.10) {
-    if (!spec.affinity) spec.affinity = api::Affinity{api::NodeAffinity{}};
+    if (!spec.affinity) spec.affinity.emplace().nodeAffinity.emplace();
     spec.affinity->nodeAffinity->preferredDuringSchedulingIgnoredDuringExecution.push_back(
         {1 + pick(100),
          {{{std::string(kZoneLabel), api::NodeSelectorOperator::In, {zone()}}}, {}}});

@@ -4,7 +4,14 @@
 // server's raw binding rate driven by the same client library (the physical limit here), and the
 // rate of a binding plus its Scheduled event (the daemon's own writes per pod, with no scheduling).
 //
-//   berth-perf --nodes 5000 --pods 10000 [--config FILE] [--json]
+//   berth-perf [--workload NAME] [--nodes N] [--init-pods N] [--pods M] [--config FILE] [--json]
+//
+// Workloads are modelled on scheduler_perf's (test/integration/scheduler_perf): `basic` (identical
+// pods owned by one ReplicaSet, SchedulingBasic), `anti-affinity` (required, hostname),
+// `affinity` (required, zone, one zone), `preferred-affinity`, `preferred-anti-affinity`
+// (hostname, weight 1), `spread` and `preferred-spread` (zone maxSkew 5, DoNotSchedule /
+// ScheduleAnyway, 3 zones). Their init pods are created already bound, where the scheduler would
+// have put them, before the daemon starts; only the measured pods are scheduled.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -16,6 +23,7 @@
 #include <atomic>
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -37,27 +45,115 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using apiserver::Resource;
 
-json makeNode(int i) {
+json makeNode(int i, const std::string& zone) {
   std::string name = "node-" + std::to_string(i);
   json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
   return {{"apiVersion", "v1"},
           {"kind", "Node"},
           {"metadata",
            {{"name", name},
-            {"labels",
-             {{"kubernetes.io/hostname", name},
-              {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 3)}}}}},
+            {"labels", {{"kubernetes.io/hostname", name}, {"topology.kubernetes.io/zone", zone}}}}},
           {"status", {{"allocatable", allocatable}, {"capacity", allocatable}}}};
 }
 
-json makePod(const std::string& name, const std::string& scheduler) {
+json makePod(const std::string& name, const std::string& scheduler,
+             const std::string& ns = "perf") {
   json container = {{"name", "app"},
                     {"image", "registry.k8s.io/pause:3.10"},
                     {"resources", {{"requests", {{"cpu", "100m"}, {"memory", "128Mi"}}}}}};
   json pod = {{"apiVersion", "v1"}, {"kind", "Pod"}};
-  pod["metadata"] = {{"name", name}, {"namespace", "perf"}};
+  pod["metadata"] = {{"name", name}, {"namespace", ns}};
   pod["spec"] = {{"schedulerName", scheduler}, {"containers", json::array({container})}};
   return pod;
+}
+
+// The namespaces scheduler_perf's inter-pod templates name: init pods live in the second.
+const json kTermNamespaces = json::array({"perf", "sched-setup"});
+
+json podAffinityTerm(const std::string& color, const std::string& topologyKey) {
+  return {{"labelSelector", {{"matchLabels", {{"color", color}}}}},
+          {"topologyKey", topologyKey},
+          {"namespaces", kTermNamespaces}};
+}
+
+// One workload: its default sizes, each node's zone, where init pod i is bound, and how a pod of
+// the workload differs from the plain template.
+struct Workload {
+  std::string name;
+  int64_t nodes = 5000;
+  int64_t initPods = 0;
+  int64_t pods = 5000;
+  std::function<std::string(int node)> zone = [](int i) { return "zone-" + std::to_string(i % 3); };
+  std::function<void(json& pod)> shape = [](json&) {};
+  std::function<int(int init, int nodes)> initNode = [](int i, int nodes) { return i % nodes; };
+};
+
+std::vector<Workload> workloads() {
+  const std::string hostname = "kubernetes.io/hostname";
+  const std::string zoneKey = "topology.kubernetes.io/zone";
+  auto labeled = [](json& pod, const std::string& color) {
+    pod["metadata"]["labels"] = {{"color", color}, {"name", "test"}};
+  };
+  std::vector<Workload> all;
+  Workload basic{.name = "basic", .nodes = 5000, .initPods = 0, .pods = 10000};
+  // Owned by a ReplicaSet, as a Deployment's pods are: PodTopologySpread's system default
+  // constraints then apply to every pod.
+  basic.shape = [](json& pod) {
+    pod["metadata"]["labels"] = {{"app", "perf"}};
+    pod["metadata"]["ownerReferences"] = json::array({{{"apiVersion", "apps/v1"},
+                                                       {"kind", "ReplicaSet"},
+                                                       {"name", "perf"},
+                                                       {"uid", "perf-rs-uid"},
+                                                       {"controller", true}}});
+  };
+  all.push_back(basic);
+  Workload anti{.name = "anti-affinity", .nodes = 5000, .initPods = 1000, .pods = 2000};
+  anti.shape = [=](json& pod) {
+    labeled(pod, "green");
+    pod["spec"]["affinity"]["podAntiAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
+        json::array({podAffinityTerm("green", hostname)});
+  };
+  all.push_back(anti);
+  Workload affinity{.name = "affinity", .nodes = 5000, .initPods = 5000, .pods = 5000};
+  affinity.zone = [](int) { return std::string("zone1"); };
+  affinity.shape = [=](json& pod) {
+    labeled(pod, "blue");
+    pod["spec"]["affinity"]["podAffinity"]["requiredDuringSchedulingIgnoredDuringExecution"] =
+        json::array({podAffinityTerm("blue", zoneKey)});
+  };
+  all.push_back(affinity);
+  for (const char* kind : {"podAffinity", "podAntiAffinity"}) {
+    const bool anti = std::string(kind) == "podAntiAffinity";
+    Workload w{.name = anti ? "preferred-anti-affinity" : "preferred-affinity",
+               .nodes = 5000,
+               .initPods = 5000,
+               .pods = 5000};
+    const std::string color = anti ? "yellow" : "red";
+    w.shape = [=](json& pod) {
+      labeled(pod, color);
+      pod["spec"]["affinity"][kind]["preferredDuringSchedulingIgnoredDuringExecution"] =
+          json::array({{{"weight", 1}, {"podAffinityTerm", podAffinityTerm(color, hostname)}}});
+    };
+    all.push_back(w);
+  }
+  for (const char* when : {"DoNotSchedule", "ScheduleAnyway"}) {
+    const bool hard = std::string(when) == "DoNotSchedule";
+    Workload w{.name = hard ? "spread" : "preferred-spread",
+               .nodes = 5000,
+               .initPods = 5000,
+               .pods = 5000};
+    w.zone = [](int i) { return "moon-" + std::to_string(i % 3 + 1); };
+    w.shape = [=](json& pod) {
+      labeled(pod, "blue");
+      pod["spec"]["topologySpreadConstraints"] =
+          json::array({{{"maxSkew", 5},
+                        {"topologyKey", zoneKey},
+                        {"whenUnsatisfiable", when},
+                        {"labelSelector", {{"matchLabels", {{"color", "blue"}}}}}}});
+    };
+    all.push_back(w);
+  }
+  return all;
 }
 
 double percentile(std::vector<double> values, double p) {
@@ -144,27 +240,62 @@ RawRates rawRates(apiserver::Store& store, const std::string& url, int rounds, i
 }
 
 int run(const std::vector<std::string>& args) {
-  int64_t nodes = 5000;
-  int64_t pods = 10000;
+  std::string workloadName = "basic";
+  int64_t nodes = -1;
+  int64_t initPods = -1;
+  int64_t pods = -1;
   bool asJson = false;
   std::string configPath;
   std::string berthBinary = BERTH_BINARY;
   cmd::FlagSet flags;
-  flags.addInt("nodes", &nodes, "Nodes in the cluster");
-  flags.addInt("pods", &pods, "Pending pods to create and wait for");
+  flags.addString("workload", &workloadName,
+                  "basic, anti-affinity, affinity, preferred-affinity, preferred-anti-affinity, "
+                  "spread or preferred-spread");
+  flags.addInt("nodes", &nodes, "Nodes in the cluster (default: the workload's)");
+  flags.addInt("init-pods", &initPods,
+               "Pods bound before the daemon starts (default: the workload's)");
+  flags.addInt("pods", &pods, "Pending pods to create and wait for (default: the workload's)");
   flags.addString("config", &configPath, "KubeSchedulerConfiguration for the daemon");
   flags.addString("berth", &berthBinary, "The berth binary to run");
   flags.addBool("json", &asJson, "Print one JSON object");
   const cmd::CommandLine cli =
       flags.parseCommandLine(args, "Usage: berth-perf [flags]\n\nFlags:\n");
   if (cli.exitCode) return *cli.exitCode;
+  const std::vector<Workload> known = workloads();
+  auto found = std::find_if(known.begin(), known.end(),
+                            [&](const Workload& w) { return w.name == workloadName; });
+  if (found == known.end()) {
+    std::cerr << "Error: unknown workload \"" << workloadName << "\"\n";
+    return 2;
+  }
+  const Workload& workload = *found;
+  if (nodes < 0) nodes = workload.nodes;
+  if (initPods < 0) initPods = workload.initPods;
+  if (pods < 0) pods = workload.pods;
+  auto shaped = [&](const std::string& name, const std::string& scheduler, const std::string& ns) {
+    json pod = makePod(name, scheduler, ns);
+    workload.shape(pod);
+    return pod;
+  };
 
   client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
-  storeOptions.historySize = static_cast<size_t>(pods) * 3 + 1000;
+  storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000;
   apiserver::Store store(storeOptions);
   for (int i = 0; i < nodes; ++i)
-    (void)store.create(Resource::Nodes, "", makeNode(static_cast<int>(i)));
+    (void)store.create(Resource::Nodes, "", makeNode(i, workload.zone(i)));
+  (void)store.create(
+      Resource::ReplicaSets, "perf",
+      {{"apiVersion", "apps/v1"},
+       {"kind", "ReplicaSet"},
+       {"metadata", {{"name", "perf"}, {"namespace", "perf"}, {"uid", "perf-rs-uid"}}},
+       {"spec", {{"selector", {{"matchLabels", {{"app", "perf"}}}}}}}});
+  for (int i = 0; i < initPods; ++i) {
+    json pod = shaped("init-" + std::to_string(i), "berth", "sched-setup");
+    pod["spec"]["nodeName"] =
+        "node-" + std::to_string(workload.initNode(i, static_cast<int>(nodes)));
+    (void)store.create(Resource::Pods, "sched-setup", pod);
+  }
   auto server = apiserver::Server::start(store, {});
   if (!server.ok()) {
     std::cerr << "Error: " << server.error().message << "\n";
@@ -203,9 +334,10 @@ int run(const std::vector<std::string>& args) {
   }
   posix_spawn_file_actions_destroy(&actions);
 
-  // Ready when both informers watch.
+  // Ready when every informer watches: pods, nodes, and the five kinds the inter-pod plugins read.
+  constexpr int kDaemonWatches = 7;
   auto readyBy = Clock::now() + std::chrono::seconds(60);
-  while ((*server)->activeWatches() < 2 && Clock::now() < readyBy) {
+  while ((*server)->activeWatches() < kDaemonWatches && Clock::now() < readyBy) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
 
@@ -227,7 +359,7 @@ int run(const std::vector<std::string>& args) {
     for (int i = 0; i < pods; ++i) {
       std::string name = "pod-" + std::to_string(i);
       created[static_cast<size_t>(i)] = {name, Clock::now()};
-      (void)store.create(Resource::Pods, "perf", makePod(name, "berth"));
+      (void)store.create(Resource::Pods, "perf", shaped(name, "berth", "perf"));
     }
     creating = false;
   });
@@ -259,7 +391,9 @@ int run(const std::vector<std::string>& args) {
   double span = std::chrono::duration<double>(lastBind - firstBind).count();
   double podsPerSecond = span > 0 ? static_cast<double>(bound - 1) / span : 0;
   const RawRates raw = rawRates(store, (*server)->url(), 10, 500, 16);
-  json result = {{"nodes", nodes},
+  json result = {{"workload", workload.name},
+                 {"nodes", nodes},
+                 {"init_pods", initPods},
                  {"pods", pods},
                  {"bound", bound},
                  {"pods_per_second", podsPerSecond},
@@ -272,9 +406,10 @@ int run(const std::vector<std::string>& args) {
   if (asJson) {
     std::cout << result.dump() << "\n";
   } else {
-    std::cout << "nodes " << nodes << ", pods " << pods << ": " << bound << " bound, "
-              << podsPerSecond << " pods/s (first to last bind), p50 " << result["p50_ms"]
-              << " ms, p99 " << result["p99_ms"] << " ms create-to-bound, daemon peak RSS "
+    std::cout << workload.name << ": nodes " << nodes << ", init pods " << initPods << ", pods "
+              << pods << ": " << bound << " bound, " << podsPerSecond
+              << " pods/s (first to last bind), p50 " << result["p50_ms"] << " ms, p99 "
+              << result["p99_ms"] << " ms create-to-bound, daemon peak RSS "
               << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw.binds
               << "/s, with each binding's Scheduled event " << raw.bindsAndEvents << " pods/s\n";
   }
