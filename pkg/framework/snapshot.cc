@@ -81,10 +81,12 @@ void Snapshot::track(const NodeInfo* old, const NodeInfo* now) {
   if (old != nullptr && old != now) {
     with_affinity_.set(old, false);
     with_required_anti_affinity_.set(old, false);
+    with_images_.set(old, false);
   }
   if (now != nullptr) {
     with_affinity_.set(now, !now->podsWithAffinity().empty());
     with_required_anti_affinity_.set(now, !now->podsWithRequiredAntiAffinity().empty());
+    with_images_.set(now, now->node() != nullptr && !now->node()->status.images.empty());
   }
 }
 

@@ -38,6 +38,8 @@ class Snapshot {
   const std::vector<int64_t>& generations() const { return generations_; }
   size_t numNodes() const { return node_infos_.size(); }
   const NodeInfo* get(std::string_view name) const;
+  // The index of a NodeInfo of this snapshot in nodeInfos().
+  size_t positionOf(const NodeInfo& info) const { return index_.at(info.name()); }
   // The nodes holding pods with pod (anti-)affinity, and with required anti-affinity, in no
   // particular order (upstream's HavePodsWithAffinityList, HavePodsWithRequiredAntiAffinityList):
   // kept up to date on every change, so InterPodAffinity's scan of existing pods' terms costs only
@@ -48,6 +50,9 @@ class Snapshot {
   const std::vector<const NodeInfo*>& nodesWithRequiredAntiAffinity() const {
     return with_required_anti_affinity_.items();
   }
+  // The nodes whose status lists container images, in no particular order: ImageLocality reads
+  // only these.
+  const std::vector<const NodeInfo*>& nodesWithImages() const { return with_images_.items(); }
 
   // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
   int64_t generation() const { return generation_; }
@@ -64,7 +69,7 @@ class Snapshot {
     std::vector<const NodeInfo*> items_;
     std::unordered_map<const NodeInfo*, size_t> at_;
   };
-  // Re-files a NodeInfo (added or changed) in the two sets; `old` (replaced or removed) leaves
+  // Re-files a NodeInfo (added or changed) in the three sets; `old` (replaced or removed) leaves
   // them.
   void track(const NodeInfo* old, const NodeInfo* now);
 
@@ -74,6 +79,7 @@ class Snapshot {
   int64_t generation_ = 0;
   NodeSet with_affinity_;
   NodeSet with_required_anti_affinity_;
+  NodeSet with_images_;
 };
 
 }  // namespace berth::framework

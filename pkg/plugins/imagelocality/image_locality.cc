@@ -80,22 +80,27 @@ class ImageLocality final : public framework::PreScorePlugin, public framework::
     };
     addContainers(pod->spec.initContainers);
     addContainers(pod->spec.containers);
-    for (const auto& info : snapshot->nodeInfos()) {
-      const api::Node* node = info->node();
-      if (node == nullptr || node->status.images.empty()) continue;
-      for (auto& image : s->images) {
-        const api::ContainerImage* held = findImage(*node, image.name);
-        if (held == nullptr) continue;
-        if (image.numNodes++ == 0) image.sizeBytes = held->sizeBytes;
-      }
-    }
+    // The size is the first holder's in snapshot order, so holders are visited in that order.
+    std::vector<std::pair<size_t, const api::ContainerImage*>> holders;
+    bool heldAnywhere = false;
     for (auto& image : s->images) {
-      if (image.numNodes == 0) continue;  // held nowhere (also: no nodes at all)
+      holders.clear();
+      for (const framework::NodeInfo* info : snapshot->nodesWithImages()) {
+        if (const api::ContainerImage* held = findImage(*info->node(), image.name)) {
+          holders.emplace_back(snapshot->positionOf(*info), held);
+        }
+      }
+      if (holders.empty()) continue;  // held nowhere (also: no nodes at all)
+      heldAnywhere = true;
+      image.numNodes = static_cast<int64_t>(holders.size());
+      image.sizeBytes = std::min_element(holders.begin(), holders.end())->second->sizeBytes;
       // The spread ratio first, then the size, in floating point as upstream.
       const double spread =
           static_cast<double>(image.numNodes) / static_cast<double>(snapshot->numNodes());
       image.scaled = static_cast<int64_t>(static_cast<double>(image.sizeBytes) * spread);
     }
+    // No image of the pod on any node: every score would be 0.
+    if (!heldAnywhere) return Status::skip();
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
   }

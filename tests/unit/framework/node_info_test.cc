@@ -314,6 +314,25 @@ TEST(Snapshot, NodesWithPodAffinityFollowEveryChange) {
   EXPECT_TRUE(s.nodesWithRequiredAntiAffinity().empty());
 }
 
+TEST(Snapshot, NodesWithImagesFollowNodeChanges) {
+  auto withImage = [](const std::string& name) {
+    auto node = std::make_shared<api::Node>(*MakeNode().name(name).obj());
+    node->status.images.push_back({{"nginx:latest"}, 100});
+    return api::NodePtr(node);
+  };
+  Snapshot s = Snapshot::build({withImage("n1"), MakeNode().name("n2").obj()}, {});
+  ASSERT_EQ(s.nodesWithImages().size(), 1u);
+  EXPECT_EQ(s.nodesWithImages()[0]->name(), "n1");
+  EXPECT_EQ(s.positionOf(*s.nodesWithImages()[0]), 0u);
+  s.addNodeInfo(std::make_shared<NodeInfo>(withImage("n2")));
+  EXPECT_EQ(s.nodesWithImages().size(), 2u);
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n1").obj()));  // images gone
+  ASSERT_EQ(s.nodesWithImages().size(), 1u);
+  EXPECT_EQ(s.nodesWithImages()[0]->name(), "n2");
+  ASSERT_TRUE(s.removeNodeInfo("n2"));
+  EXPECT_TRUE(s.nodesWithImages().empty());
+}
+
 // The equivalence cache finds changed nodes through generations(): it must follow every change.
 TEST(Snapshot, GenerationsFollowEveryChange) {
   auto pod = MakePod().name("p").uid("p").node("n2").req({{"cpu", "1"}}).obj();
