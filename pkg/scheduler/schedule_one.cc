@@ -225,7 +225,14 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
   if (auto r = queue_->addUnschedulableIfNotPresent(queued, code); !r.ok()) {
     log::error(r.error().message, "Error occurred", {{"pod", podRef(pod)}});
   }
-  log::info(2, "Unable to schedule pod; no fit; waiting", {{"pod", podRef(pod)}, {"err", message}});
+  // As upstream's handleSchedulingFailure: an error (a PreFilter error, a failed binding) is
+  // logged as one and retried with backoff; a pod that fits nowhere waits for a cluster event.
+  if (code == Code::Error) {
+    log::error(message, "Error scheduling pod; retrying", {{"pod", podRef(pod)}});
+  } else {
+    log::info(2, "Unable to schedule pod; no fit; waiting",
+              {{"pod", podRef(pod)}, {"err", message}});
+  }
   profile.recorder->record(events::podReference(*latest), "Warning", "FailedScheduling",
                            "Scheduling", message);
   if (options_.observer) options_.observer->failed(pod, message);

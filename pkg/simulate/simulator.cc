@@ -8,6 +8,7 @@
 #include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/snapshot.h"
+#include "pkg/plugins/podtopologyspread/constraints.h"
 #include "pkg/plugins/registry.h"
 
 namespace berth::simulate {
@@ -57,6 +58,16 @@ void addClusterObjects(const api::ObjectSet& objects, framework::ClusterObjectSt
   for (const auto& o : objects.replicationControllers) store.upsert(o);
 }
 
+// The first field of the pod's inter-pod constraints that no API server would have accepted: the
+// daemon reports it as a PreFilter error, simulate as bad input in the cluster file.
+std::optional<std::string> interPodConstraintProblem(const framework::PodInfo& pod) {
+  if (auto r = plugins::podtopologyspread::validatePodConstraints(*pod); !r.ok()) {
+    return r.error().message;
+  }
+  if (const std::string& error = pod.affinityTerms().error; !error.empty()) return error;
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<std::string> ignoredKinds(const std::vector<std::string>& skipped) {
@@ -102,8 +113,12 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
     if (!pod->spec.nodeName.empty()) {
       bound.push_back(framework::makePodInfo(pod));
     } else if (options.allPending || pod->spec.schedulerName == options.schedulerName) {
-      pending.push_back({framework::makePodInfo(pod),
-                         pod->metadata.creationTimestamp.value_or(api::Timestamp{}), 0});
+      framework::PodInfoPtr info = framework::makePodInfo(pod);
+      if (auto problem = interPodConstraintProblem(*info)) {
+        return util::invalidArgument("pod " + api::podKey(*pod) + ": " + *problem);
+      }
+      pending.push_back(
+          {std::move(info), pod->metadata.creationTimestamp.value_or(api::Timestamp{}), 0});
     }
   }
   std::vector<framework::PodInfoPtr> orphans;

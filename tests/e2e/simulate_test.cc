@@ -141,6 +141,57 @@ items:
   }
 }
 
+// A pod's inter-pod constraint that no API server would accept is bad input in the cluster file,
+// not a pod that fits nowhere.
+TEST(Simulate, BadInterPodConstraintExitsTwoNamingPodAndField) {
+  const std::string node = R"(- apiVersion: v1
+  kind: Node
+  metadata: {name: n1, labels: {kubernetes.io/hostname: n1, zone: a}}
+  status: {allocatable: {cpu: "4", memory: 16Gi, pods: "110"}}
+)";
+  const std::string skew =
+      writeTemp("bad-skew.yaml", "apiVersion: v1\nkind: List\nitems:\n" + node +
+                                     R"(- apiVersion: v1
+  kind: Pod
+  metadata: {name: web-1, namespace: default, labels: {app: web}}
+  spec:
+    schedulerName: berth
+    containers: [{name: c}]
+    topologySpreadConstraints:
+    - {maxSkew: 0, topologyKey: zone, whenUnsatisfiable: DoNotSchedule,
+       labelSelector: {matchLabels: {app: web}}}
+)");
+  Output r = runBerth("simulate --cluster " + skew);
+  EXPECT_EQ(r.exitCode, 2) << r.out;
+  EXPECT_NE(r.out.find("pod default/web-1: spec.topologySpreadConstraints[0].maxSkew: Invalid "
+                       "value: 0: must be greater than zero"),
+            std::string::npos)
+      << r.out;
+
+  const std::string selector =
+      writeTemp("bad-anti-affinity.yaml", "apiVersion: v1\nkind: List\nitems:\n" + node +
+                                              R"(- apiVersion: v1
+  kind: Pod
+  metadata: {name: web-2, namespace: default, labels: {app: web}}
+  spec:
+    schedulerName: berth
+    containers: [{name: c}]
+    affinity:
+      podAntiAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+        - labelSelector:
+            matchExpressions: [{key: app, operator: Matches, values: [web]}]
+          topologyKey: kubernetes.io/hostname
+)");
+  r = runBerth("simulate --cluster " + selector + " --explain");
+  EXPECT_EQ(r.exitCode, 2) << r.out;
+  EXPECT_NE(r.out.find("pod default/web-2: spec.affinity.podAntiAffinity."
+                       "requiredDuringSchedulingIgnoredDuringExecution[0].labelSelector: "
+                       "\"Matches\" is not a valid pod selector operator"),
+            std::string::npos)
+      << r.out;
+}
+
 TEST(Simulate, MissingFileExitsTwo) {
   Output r = runBerth("simulate --cluster /nonexistent/cluster.yaml");
   EXPECT_EQ(r.exitCode, 2);
