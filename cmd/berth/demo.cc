@@ -1,6 +1,7 @@
 // `berth demo`: the README's first command. Starts the embedded API server on loopback with a
-// sample cluster, runs the real daemon against it over HTTP, prints each placement or failure as
-// it happens, adds a node that the pod which fits nowhere needs, and ends with a summary table.
+// sample cluster, runs the real daemon against it over HTTP, creates berth's pods in queue order,
+// prints each placement or failure as it happens, adds a node that the pod which fits nowhere and
+// the replica blocked by anti-affinity can take, and ends with a summary table.
 
 #include <algorithm>
 #include <chrono>
