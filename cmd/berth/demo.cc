@@ -1,20 +1,26 @@
 // `berth demo`: the README's first command. Starts the embedded API server on loopback with a
-// sample cluster, runs the real daemon against it over HTTP, prints each placement or failure as
-// it happens, adds a node that the pod which fits nowhere needs, and ends with a summary table.
+// sample cluster, runs the real daemon against it over HTTP, creates berth's pods in queue order,
+// prints each placement or failure as it happens, adds a node that the pod which fits nowhere and
+// the replica blocked by anti-affinity can take, and ends with a summary table.
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <iomanip>
 #include <iostream>
+#include <memory>
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <string>
 #include <thread>
+#include <vector>
 
 #include "cmd/berth/common.h"
 #include "cmd/berth/flags.h"
 #include "cmd/berth/run.h"
 #include "pkg/api/decode.h"
+#include "pkg/api/encode.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 
@@ -26,7 +32,8 @@ namespace {
 
 using json = nlohmann::json;
 
-// The node added once every pod had its first attempt: big enough for batch/big-batch.
+// The node added once every pod had its first attempt: big enough for batch/big-batch, and a node
+// without a frontend replica.
 constexpr const char* kExtraNode = R"({
   "apiVersion": "v1", "kind": "Node",
   "metadata": {"name": "node-c1", "labels": {"kubernetes.io/hostname": "node-c1",
@@ -34,6 +41,9 @@ constexpr const char* kExtraNode = R"({
   "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"},
              "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}}
 })";
+
+// The frontend replica that finds no node without a replica until node-c1 joins.
+constexpr const char* kBlockedReplica = "shop/frontend-6b7f9c-r9c3d";
 
 std::string podName(const api::Pod& pod) {
   return pod.metadata.namespace_ + "/" + pod.metadata.name;
@@ -63,10 +73,10 @@ class Narrator : public scheduler::Observer {
     cv_.notify_all();
   }
 
-  // Waits until every expected pod had an outcome; false on timeout.
-  bool waitForFirstOutcomes(std::chrono::seconds timeout) {
+  // Waits until `pod` had its first outcome; false on timeout.
+  bool waitForOutcome(const std::string& pod, std::chrono::seconds timeout) {
     std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return waiting_.empty(); });
+    return cv_.wait_for(lock, timeout, [&] { return !waiting_.contains(pod); });
   }
   bool waitForBound(const std::string& pod, std::chrono::seconds timeout) {
     std::unique_lock lock(mu_);
@@ -80,19 +90,48 @@ class Narrator : public scheduler::Observer {
   std::set<std::string> bound_;
 };
 
-util::Result<size_t> load(apiserver::Store& store, const api::ObjectSet& objects) {
-  for (const api::NodePtr& node : objects.nodes) {
-    auto r = store.create(apiserver::Resource::Nodes, "", api::encodeNode(*node));
-    if (!r.ok())
-      return util::invalidArgument("node " + node->metadata.name + ": " + r.error().status.message);
+// Creates each object of `items` in the store: `encode` turns one into its API JSON.
+template <typename T, typename Encode>
+util::Result<void> createAll(apiserver::Store& store, apiserver::Resource resource,
+                             const std::vector<std::shared_ptr<const T>>& items, Encode encode) {
+  for (const auto& item : items) {
+    auto r = store.create(resource, item->metadata.namespace_, encode(*item));
+    if (!r.ok()) {
+      const std::string& ns = item->metadata.namespace_;
+      return util::invalidArgument(std::string(apiserver::resourceInfo(resource).kind) + " " +
+                                   (ns.empty() ? "" : ns + "/") + item->metadata.name + ": " +
+                                   r.error().status.message);
+    }
   }
+  return {};
+}
+
+// Namespaces and workloads first, as a cluster has them before their pods.
+util::Result<void> load(apiserver::Store& store, const api::ObjectSet& objects) {
+  using apiserver::Resource;
+  util::Result<void> r =
+      createAll(store, Resource::Namespaces, objects.namespaces, api::encodeNamespace);
+  if (r.ok()) r = createAll(store, Resource::Services, objects.services, api::encodeService);
+  if (r.ok())
+    r = createAll(store, Resource::ReplicaSets, objects.replicaSets, api::encodeReplicaSet);
+  if (r.ok())
+    r = createAll(store, Resource::StatefulSets, objects.statefulSets, api::encodeStatefulSet);
+  if (r.ok()) {
+    r = createAll(store, Resource::ReplicationControllers, objects.replicationControllers,
+                  api::encodeReplicationController);
+  }
+  if (r.ok()) r = createAll(store, Resource::Nodes, objects.nodes, api::encodeNode);
+  if (r.ok()) r = createAll(store, Resource::Pods, objects.pods, api::encodePod);
+  // Pods are created Pending, as by kube-apiserver: a finished pod then gets its phase back, so
+  // that it occupies nothing, as in `berth simulate`.
   for (const api::PodPtr& pod : objects.pods) {
-    auto r =
-        store.create(apiserver::Resource::Pods, pod->metadata.namespace_, api::encodePod(*pod));
-    if (!r.ok())
-      return util::invalidArgument("pod " + podName(*pod) + ": " + r.error().status.message);
+    if (!r.ok() || !api::isTerminal(*pod)) continue;
+    auto status = store.updateStatus(Resource::Pods, pod->metadata.namespace_, pod->metadata.name,
+                                     api::encodePod(*pod));
+    if (!status.ok())
+      r = util::invalidArgument("pod " + podName(*pod) + ": " + status.error().status.message);
   }
-  return objects.nodes.size();
+  return r;
 }
 
 std::string describe(const json& pod, const std::string& schedulerName) {
@@ -148,45 +187,76 @@ int demoCommand(const std::vector<std::string>& args) {
 
   auto objects = api::decodeObjects(kDemoCluster);
   if (!objects.ok()) return fail("demo cluster: " + objects.error().message);
-  apiserver::Store store;
-  store.createSystemNamespaces();  // as kube-apiserver does at startup
-  if (auto r = load(store, *objects); !r.ok()) return fail("demo cluster: " + r.error().message);
-  auto server = apiserver::Server::start(store, {});
-  if (!server.ok()) return fail(server.error().message);
-
   RunSettings settings;
   settings.config = config::defaultConfiguration();
   const std::string& schedulerName = settings.config.profiles.front().schedulerName;
-  std::set<std::string> ours;
+  // The pods for berth are created once the daemon runs, one after another in queue order, so that
+  // the daemon attempts them in the order `berth simulate` does and makes the same decisions.
+  api::ObjectSet cluster = *objects;
+  cluster.pods.clear();
+  std::vector<api::PodPtr> ours;
   for (const api::PodPtr& pod : objects->pods) {
-    if (pod->spec.schedulerName == schedulerName && pod->spec.nodeName.empty())
-      ours.insert(podName(*pod));
+    const bool pending = pod->spec.schedulerName == schedulerName && pod->spec.nodeName.empty();
+    (pending ? ours : cluster.pods).push_back(pod);
   }
-  Narrator narrator(ours);
+  std::stable_sort(ours.begin(), ours.end(), [](const api::PodPtr& a, const api::PodPtr& b) {
+    const int32_t pa = a->spec.priority.value_or(0);
+    const int32_t pb = b->spec.priority.value_or(0);
+    return pa > pb || (pa == pb && a->metadata.creationTimestamp.value_or(api::Timestamp{}) <
+                                       b->metadata.creationTimestamp.value_or(api::Timestamp{}));
+  });
+  apiserver::Store store;
+  store.createSystemNamespaces();  // as kube-apiserver does at startup
+  if (auto r = load(store, cluster); !r.ok()) return fail("demo cluster: " + r.error().message);
+  auto server = apiserver::Server::start(store, {});
+  if (!server.ok()) return fail(server.error().message);
+
+  std::set<std::string> names;
+  for (const api::PodPtr& pod : ours) names.insert(podName(*pod));
+  Narrator narrator(names);
   settings.observer = &narrator;
   std::cout << "berth demo: embedded API server at " << (*server)->url() << " with "
-            << objects->nodes.size() << " nodes and " << objects->pods.size() << " pods, "
-            << ours.size() << " of them pending for berth (spec.schedulerName: " << schedulerName
-            << ").\nThe berth daemon watches them over HTTP and binds each to the best node:\n\n";
+            << cluster.nodes.size() << " nodes, a Deployment's ReplicaSet, a StatefulSet and "
+            << cluster.pods.size() << " pods that are not berth's to schedule.\nThe berth daemon "
+            << "watches it over HTTP. " << ours.size()
+            << " pods with spec.schedulerName: " << schedulerName
+            << " are created one after another in queue order (priority, then "
+            << "creation time,\nas `berth simulate --cluster examples/cluster.yaml` places them); "
+            << "berth binds each to the best node or says why none fits:\n\n";
 
   client::RestConfig restConfig;
   restConfig.server = (*server)->url();
   int exitCode = 0;
   std::jthread daemon(
       [&](std::stop_token) { exitCode = runDaemon(settings, restConfig, stop.get_token()); });
-  if (!narrator.waitForFirstOutcomes(std::chrono::seconds(30))) {
-    std::cout << "  (some pods had no outcome within 30 s)\n";
+  for (const api::PodPtr& pod : ours) {
+    if (stop.stop_requested()) break;
+    auto created =
+        store.create(apiserver::Resource::Pods, pod->metadata.namespace_, api::encodePod(*pod));
+    if (!created.ok()) {
+      std::cout << "  creating " << podName(*pod) << " failed: " << created.error().status.message
+                << "\n";
+    } else if (!narrator.waitForOutcome(podName(*pod), std::chrono::seconds(30))) {
+      std::cout << "  (" << podName(*pod) << " had no outcome within 30 s)\n";
+    }
   }
   if (!stop.stop_requested()) {
-    std::cout << "\nAdding node node-c1 (16 cpu, 64Gi) to the cluster: the node-add event moves "
-                 "unschedulable pods back to the active queue.\n\n";
+    std::cout
+        << "\nAdding node node-c1 (16 cpu, 64Gi, zone-c) to the cluster: the node-add event "
+           "moves unschedulable pods back to the active queue.\nbatch/big-batch fits there, "
+           "and so does the fourth frontend replica: no frontend replica runs on node-c1.\n\n";
     auto added = store.create(apiserver::Resource::Nodes, "", json::parse(kExtraNode));
     if (!added.ok())
       std::cout << "  adding node-c1 failed: " << added.error().status.message << "\n";
-    if (!narrator.waitForBound("batch/big-batch", std::chrono::seconds(30))) {
-      std::cout << "  (batch/big-batch was not bound within 30 s)\n";
+    for (const char* pod : {"batch/big-batch", kBlockedReplica}) {
+      if (!narrator.waitForBound(pod, std::chrono::seconds(30)))
+        std::cout << "  (" << pod << " was not bound within 30 s)\n";
     }
   }
+  std::cout
+      << "\nThe frontend replicas (required podAntiAffinity on kubernetes.io/hostname) run one "
+         "per node,\nand the cache replicas (topologySpreadConstraints on "
+         "topology.kubernetes.io/zone, maxSkew 1) two per zone.\n";
   stop.request_stop();
   daemon.join();
   printSummary(store, schedulerName);

@@ -350,4 +350,48 @@ json encodeNode(const Node& node) {
           {"status", std::move(status)}};
 }
 
+json encodeNamespace(const Namespace& ns) {
+  return {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", encodeMeta(ns.metadata)}};
+}
+
+json encodeService(const Service& service) {
+  json spec = json::object();
+  putMap(spec, "selector", service.selector);
+  return {{"apiVersion", "v1"},
+          {"kind", "Service"},
+          {"metadata", encodeMeta(service.metadata)},
+          {"spec", std::move(spec)}};
+}
+
+json encodeReplicaSet(const ReplicaSet& rs) {
+  json spec = json::object();
+  if (rs.selector) {
+    spec["selector"] = encodeLabelSelector(*rs.selector);
+  }
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "ReplicaSet"},
+          {"metadata", encodeMeta(rs.metadata)},
+          {"spec", std::move(spec)}};
+}
+
+json encodeStatefulSet(const StatefulSet& ss) {
+  json spec = json::object();
+  if (ss.selector) {
+    spec["selector"] = encodeLabelSelector(*ss.selector);
+  }
+  return {{"apiVersion", "apps/v1"},
+          {"kind", "StatefulSet"},
+          {"metadata", encodeMeta(ss.metadata)},
+          {"spec", std::move(spec)}};
+}
+
+json encodeReplicationController(const ReplicationController& rc) {
+  json spec = json::object();
+  putMap(spec, "selector", rc.selector);
+  return {{"apiVersion", "v1"},
+          {"kind", "ReplicationController"},
+          {"metadata", encodeMeta(rc.metadata)},
+          {"spec", std::move(spec)}};
+}
+
 }  // namespace berth::api

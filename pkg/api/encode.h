@@ -1,6 +1,7 @@
 #pragma once
-// Encoding Pods and Nodes as kube-apiserver writes them. Field presence follows the Go struct
-// tags: `omitempty` fields are left out when empty, the others always appear.
+// Encoding Pods, Nodes and the objects the inter-pod plugins read as kube-apiserver writes them.
+// Field presence follows the Go struct tags: `omitempty` fields are left out when empty, the others
+// always appear.
 
 #include <nlohmann/json.hpp>
 
@@ -11,5 +12,11 @@ namespace berth::api {
 // The JSON form kube-apiserver writes (apiVersion/kind included, empty fields omitted).
 nlohmann::json encodePod(const Pod& pod);
 nlohmann::json encodeNode(const Node& node);
+// Only the fields berth decodes: metadata and the pod selector.
+nlohmann::json encodeNamespace(const Namespace& ns);
+nlohmann::json encodeService(const Service& service);
+nlohmann::json encodeReplicaSet(const ReplicaSet& rs);
+nlohmann::json encodeStatefulSet(const StatefulSet& ss);
+nlohmann::json encodeReplicationController(const ReplicationController& rc);
 
 }  // namespace berth::api

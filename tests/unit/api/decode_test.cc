@@ -1047,4 +1047,40 @@ TEST(Decode, EncodeKeepsInterPodTermsSpreadVolumesAndClaims) {
 }
 
 }  // namespace
+// `berth demo` loads these into the embedded API server through the encoders.
+TEST(Decode, WorkloadObjectsRoundTripThroughEncode) {
+  const json rs = parse(R"({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+    "metadata": {"name": "web", "namespace": "shop", "uid": "u1", "labels": {"app": "web"}},
+    "spec": {"selector": {"matchLabels": {"app": "web"},
+             "matchExpressions": [{"key": "tier", "operator": "In", "values": ["front"]}]}}})");
+  auto decoded_rs = decodeReplicaSet(rs);
+  ASSERT_TRUE(decoded_rs.ok()) << decoded_rs.error().message;
+  EXPECT_EQ(encodeReplicaSet(*decoded_rs), rs);
+
+  const json ss = parse(R"({"apiVersion": "apps/v1", "kind": "StatefulSet",
+    "metadata": {"name": "db", "namespace": "shop"},
+    "spec": {"selector": {"matchLabels": {"app": "db"}}}})");
+  auto decoded_ss = decodeStatefulSet(ss);
+  ASSERT_TRUE(decoded_ss.ok()) << decoded_ss.error().message;
+  EXPECT_EQ(encodeStatefulSet(*decoded_ss), ss);
+
+  const json svc = parse(R"({"apiVersion": "v1", "kind": "Service",
+    "metadata": {"name": "web", "namespace": "shop"}, "spec": {"selector": {"app": "web"}}})");
+  auto decoded_svc = decodeService(svc);
+  ASSERT_TRUE(decoded_svc.ok()) << decoded_svc.error().message;
+  EXPECT_EQ(encodeService(*decoded_svc), svc);
+
+  const json rc = parse(R"({"apiVersion": "v1", "kind": "ReplicationController",
+    "metadata": {"name": "old", "namespace": "shop"}, "spec": {"selector": {"app": "old"}}})");
+  auto decoded_rc = decodeReplicationController(rc);
+  ASSERT_TRUE(decoded_rc.ok()) << decoded_rc.error().message;
+  EXPECT_EQ(encodeReplicationController(*decoded_rc), rc);
+
+  const json ns = parse(R"({"apiVersion": "v1", "kind": "Namespace",
+    "metadata": {"name": "shop", "labels": {"team": "shop"}}})");
+  auto decoded_ns = decodeNamespace(ns);
+  ASSERT_TRUE(decoded_ns.ok()) << decoded_ns.error().message;
+  EXPECT_EQ(encodeNamespace(*decoded_ns), ns);
+}
+
 }  // namespace berth::api
