@@ -4,6 +4,8 @@
 //
 //   BM_SchedulePods/<nodes>/<pods>/<threads>/<replicas>   pods/s (items_per_second) and us_per_pod;
 //       replicas > 1: the pending pods come as ReplicaSets, each template repeated that many times
+//   BM_ScheduleReplicaSet/<nodes>/<pods>/<spread>   identical pods of one ReplicaSet (berth-perf's
+//       basic workload), so PodTopologySpread's system defaults apply; spread 0 disables the plugin
 //   BM_SimulateRun/<nodes>/<pods>/<threads>    the same via simulate::run (snapshot build included)
 //   BM_SchedulerMemory/<nodes>/<boundPerNode>  heap the scheduler adds per node and per bound pod
 
@@ -20,6 +22,7 @@
 #include "bench/cluster.h"
 #include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/config/config.h"
+#include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/cycle_state.h"
 #include "pkg/framework/snapshot.h"
 #include "pkg/plugins/registry.h"
@@ -142,6 +145,85 @@ void BM_SchedulePods(benchmark::State& state) {
   state.SetLabel(describe(cluster));
 }
 
+// The default profile over `objects`, without PodTopologySpread when `spread` is false.
+framework::runtime::FrameworkPtr makeFramework(const framework::ClusterObjects* objects,
+                                               bool spread) {
+  static const auto registry = plugins::makeInTreeRegistry();
+  config::Profile profile = config::defaultConfiguration().profiles.front();
+  if (!spread) {
+    auto& enabled = profile.plugins.multiPoint.enabled;
+    std::erase_if(enabled,
+                  [](const config::PluginRef& p) { return p.name == "PodTopologySpread"; });
+  }
+  framework::Handle handle;
+  handle.objects = objects;
+  auto fw = framework::runtime::Framework::create(registry, profile, handle);
+  if (!fw.ok()) {
+    std::fprintf(stderr, "default profile: %s\n", fw.error().message.c_str());
+    std::abort();
+  }
+  return std::move(*fw);
+}
+
+void BM_ScheduleReplicaSet(benchmark::State& state) {
+  ClusterSpec spec = specFor(state);
+  spec.pending = 0;
+  const Cluster cluster = generateCluster(spec);
+  framework::ClusterObjectStore objects;
+  auto rs = std::make_shared<api::ReplicaSet>();
+  rs->metadata.name = "perf";
+  rs->metadata.namespace_ = "default";
+  rs->selector.emplace().matchLabels = {{"app", "perf"}};
+  objects.upsert(api::ReplicaSetPtr(rs));
+  const auto fw = makeFramework(&objects, state.range(2) != 0);
+  const int32_t percentage = config::defaultConfiguration().percentageOfNodesToScore;
+  util::Parallelizer parallelizer(1);
+  std::vector<api::PodPtr> pending;
+  for (int64_t i = 0; i < state.range(1); ++i) {
+    auto pod = std::make_shared<api::Pod>();
+    pod->metadata.name = "perf-" + std::to_string(i);
+    pod->metadata.namespace_ = "default";
+    pod->metadata.uid = "perf-uid-" + std::to_string(i);
+    pod->metadata.labels = {{"app", "perf"}};
+    pod->metadata.ownerReferences = {{"apps/v1", "ReplicaSet", "perf", "rs-uid", true}};
+    api::Container c;
+    c.name = "c";
+    c.resources.requests = {
+        {"cpu", resource::Quantity::fromMilli(10)},
+        {"memory", resource::Quantity::fromValue(16 << 20, resource::Quantity::Format::BinarySI)}};
+    pod->spec.containers.push_back(std::move(c));
+    pending.push_back(std::move(pod));
+  }
+
+  Clock::duration scheduling{};
+  int64_t pods = 0;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto snapshot = std::make_unique<framework::Snapshot>(buildSnapshot(cluster));
+    algorithm::GenericScheduler scheduler(parallelizer, seed++, percentage);
+    state.ResumeTiming();
+    const auto start = Clock::now();
+    for (const auto& pod : pending) {
+      const auto info = framework::makePodInfo(pod);
+      framework::CycleState cycle;
+      auto out = scheduler.schedulePod(*fw, cycle, *info, *snapshot);
+      if (!out.status.isSuccess()) continue;
+      auto assumed = std::make_shared<api::Pod>(*pod);
+      assumed->spec.nodeName = out.node;
+      snapshot->addPod(out.node, framework::makePodInfo(std::move(assumed)));
+    }
+    scheduling += Clock::now() - start;
+    pods += static_cast<int64_t>(pending.size());
+    state.PauseTiming();
+    snapshot.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(pods);
+  state.counters["us_per_pod"] =
+      std::chrono::duration<double, std::micro>(scheduling).count() / static_cast<double>(pods);
+}
+
 void BM_SimulateRun(benchmark::State& state) {
   const Cluster cluster = generateCluster(specFor(state));
   api::ObjectSet objects;
@@ -224,6 +306,11 @@ BENCHMARK(BM_SchedulePods)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MeasureProcessCPUTime();
+BENCHMARK(BM_ScheduleReplicaSet)
+    ->Args({5000, 2000, 0})
+    ->Args({5000, 2000, 1})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_SimulateRun)
     ->Args({5000, 10000, 2})
     ->Unit(benchmark::kMillisecond)

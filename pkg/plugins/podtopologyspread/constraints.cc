@@ -171,7 +171,9 @@ bool hasAllKeys(const labels::LabelSet& nodeLabels, const std::vector<Constraint
 }
 
 NodeInclusion::NodeInclusion(const api::Pod& pod)
-    : pod_(&pod), required_(pod.spec.nodeSelector, podRequiredAffinity(pod)) {}
+    : pod_(&pod),
+      affinity_free_(pod.spec.nodeSelector.empty() && podRequiredAffinity(pod) == nullptr),
+      required_(pod.spec.nodeSelector, podRequiredAffinity(pod)) {}
 
 bool NodeInclusion::includes(const Constraint& c, const labels::LabelSet& nodeLabels,
                              std::string_view nodeName, std::span<const api::Taint> taints) const {

@@ -51,6 +51,8 @@ class SpreadSelector {
   // Upstream counts no existing pod for an empty selector (which still matches the incoming pod).
   bool countsPods() const { return selects_ && !parts_.empty(); }
   bool empty() const { return selects_ && parts_.empty(); }
+  // The selectors ANDed (none for one that selects nothing, or everything).
+  const std::vector<labels::Selector>& parts() const { return parts_; }
 
  private:
   explicit SpreadSelector(bool selects) : selects_(selects) {}
@@ -98,9 +100,15 @@ class NodeInclusion {
   explicit NodeInclusion(const api::Pod& pod);  // borrows the pod
   bool includes(const Constraint& c, const labels::LabelSet& nodeLabels, std::string_view nodeName,
                 std::span<const api::Taint> taints) const;
+  // Whether includes() holds for every node: the constraint honors neither policy, or the pod has
+  // nothing for it to honor.
+  bool includesAll(const Constraint& c) const {
+    return (!c.honorNodeAffinity || affinity_free_) && !c.honorNodeTaints;
+  }
 
  private:
   const api::Pod* pod_;
+  bool affinity_free_;  // no nodeSelector, no required node affinity
   labels::RequiredNodeAffinity required_;
 };
 

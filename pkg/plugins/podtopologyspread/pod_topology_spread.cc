@@ -7,6 +7,7 @@
 #include "pkg/framework/snapshot.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/podtopologyspread/constraints.h"
+#include "pkg/plugins/podtopologyspread/spread_memo.h"
 
 namespace berth::plugins::podtopologyspread {
 namespace {
@@ -75,11 +76,46 @@ struct PreFilterState final : framework::StateData {
   }
 };
 
+// Raw scores by NodeInfo, computed in PreScore for the nodes it was given: an open-addressing
+// table, built and probed in a few nanoseconds per node.
+class RawScores {
+ public:
+  void reserve(size_t n) {
+    size_t cap = 16;
+    while (cap < 2 * n) cap *= 2;
+    slots_.assign(cap, Slot{nullptr, 0});
+  }
+  void put(const framework::NodeInfo* node, int64_t score) {
+    size_t i = slotOf(node);
+    while (slots_[i].node != nullptr && slots_[i].node != node) i = (i + 1) & (slots_.size() - 1);
+    slots_[i] = Slot{node, score};
+  }
+  const int64_t* find(const framework::NodeInfo* node) const {
+    if (slots_.empty()) return nullptr;
+    for (size_t i = slotOf(node);; i = (i + 1) & (slots_.size() - 1)) {
+      if (slots_[i].node == node) return &slots_[i].score;
+      if (slots_[i].node == nullptr) return nullptr;
+    }
+  }
+
+ private:
+  struct Slot {
+    const framework::NodeInfo* node;
+    int64_t score;
+  };
+  size_t slotOf(const framework::NodeInfo* node) const {
+    const auto bits = reinterpret_cast<uintptr_t>(node);
+    return static_cast<size_t>((bits >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (slots_.size() - 1);
+  }
+  std::vector<Slot> slots_;
+};
+
 struct PreScoreState final : framework::StateData {
   std::vector<Constraint> constraints;
   std::vector<DomainCounts> counts;  // by constraint; empty for the hostname key (counted in Score)
   std::vector<double> weights;       // by constraint: ln(number of domains + 2)
   bool requireAllTopologies = true;
+  RawScores raw;  // Score's answer for PreScore's nodes; others are computed from `counts`
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -151,18 +187,41 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     s->constraints = std::move(*constraints);
     const size_t n = s->constraints.size();
     s->counts.resize(n);
-    for (DomainCounts& c : s->counts) c.reserve(snapshot->numNodes());
     const NodeInclusion inclusion(*pod);
     const std::string& ns = pod->metadata.namespace_;
-    // One pass over every node (not only feasible ones): each counts for the domain its labels
-    // name, when it carries every key and the constraint's inclusion policies admit it.
-    for (const framework::NodeInfoPtr& info : snapshot->nodeInfos()) {
-      if (info->node() == nullptr || !hasAllKeys(info->labels(), s->constraints)) continue;
+    {
+      SpreadMemo::Session memo(memo_, *snapshot);
+      const MemoColumns cols = memoColumns(memo, s->constraints, ns);
+      const std::vector<framework::NodeInfoPtr>& infos = snapshot->nodeInfos();
+      // Matching pods by domain id, and where each domain was first seen (-1: not a domain).
+      std::vector<std::vector<int64_t>> totals(n);
+      std::vector<std::vector<int64_t>> firstAt(n);
       for (size_t i = 0; i < n; ++i) {
-        const Constraint& c = s->constraints[i];
-        if (!inclusion.includes(c, info->labels(), info->name(), info->taints())) continue;
-        s->counts[i].add(*info->labels().find(c.topologyKey),
-                         countMatchingPods(info->pods(), c.selector, ns));
+        totals[i].assign(cols.topology[i]->numIds, 0);
+        firstAt[i].assign(cols.topology[i]->numIds, -1);
+      }
+      // One pass over every node (not only feasible ones): each counts for the domain its labels
+      // name, when it carries every key and the constraint's inclusion policies admit it.
+      for (size_t p = 0; p < infos.size(); ++p) {
+        if (!cols.hasAllKeys(p)) continue;
+        for (size_t i = 0; i < n; ++i) {
+          const Constraint& c = s->constraints[i];
+          if (!inclusion.includesAll(c) &&
+              !inclusion.includes(c, infos[p]->labels(), infos[p]->name(), infos[p]->taints())) {
+            continue;
+          }
+          const int32_t id = cols.topology[i]->ids[p];
+          if (firstAt[i][id] < 0) firstAt[i][id] = static_cast<int64_t>(p);
+          totals[i][id] += cols.count(i, p);
+        }
+      }
+      for (size_t i = 0; i < n; ++i) {
+        const std::string& key = s->constraints[i].topologyKey;
+        for (size_t id = 0; id < firstAt[i].size(); ++id) {
+          if (firstAt[i][id] < 0) continue;
+          s->counts[i].add(*infos[static_cast<size_t>(firstAt[i][id])]->labels().find(key),
+                           totals[i][id]);
+        }
       }
     }
     s->minMatch.resize(n);
@@ -210,39 +269,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     s->constraints = std::move(*constraints);
     // With the system defaults a node without a zone label still gets hostname spreading.
     s->requireAllTopologies = !pod->spec.topologySpreadConstraints.empty() || !defaults_.system;
-    const size_t n = s->constraints.size();
-    s->counts.resize(n);
-    size_t scored = 0;
-    for (const framework::NodeInfo* info : nodes) {
-      if (s->requireAllTopologies && !hasAllKeys(info->labels(), s->constraints)) continue;
-      ++scored;
-      for (size_t i = 0; i < n; ++i) {
-        const Constraint& c = s->constraints[i];
-        if (c.topologyKey == kHostnameKey) continue;
-        s->counts[i].add(info->labels().find(c.topologyKey).value_or(""), 0);
-      }
-    }
-    s->weights.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      s->counts[i].seal();
-      const size_t size =
-          s->constraints[i].topologyKey == kHostnameKey ? scored : s->counts[i].size();
-      s->weights[i] = std::log(static_cast<double>(size) + 2);
-    }
-    // Domains are counted over every node, but only those the feasible nodes are in.
-    const NodeInclusion inclusion(*pod);
-    const std::string& ns = pod->metadata.namespace_;
-    for (const framework::NodeInfoPtr& info : snapshot->nodeInfos()) {
-      if (info->node() == nullptr) continue;
-      if (s->requireAllTopologies && !hasAllKeys(info->labels(), s->constraints)) continue;
-      for (size_t i = 0; i < n; ++i) {
-        const Constraint& c = s->constraints[i];
-        if (c.topologyKey == kHostnameKey) continue;
-        if (!inclusion.includes(c, info->labels(), info->name(), info->taints())) continue;
-        int64_t* count = s->counts[i].find(info->labels().find(c.topologyKey).value_or(""));
-        if (count != nullptr) *count += countMatchingPods(info->pods(), c.selector, ns);
-      }
-    }
+    if (!preScoreFromMemo(*s, *pod, *snapshot, nodes)) preScoreFromPods(*s, *pod, *snapshot, nodes);
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
   }
@@ -252,6 +279,10 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     const auto* s = state.readAs<PreScoreState>(kPreScoreStateKey);
     if (s == nullptr) {
       return Status::error("reading \"PreScorePodTopologySpread\" from cycleState: not found");
+    }
+    if (const int64_t* raw = s->raw.find(&node)) {
+      out = *raw;
+      return Status::success();
     }
     if (s->requireAllTopologies && !hasAllKeys(node.labels(), s->constraints)) {
       out = kIgnoredNode;
@@ -297,6 +328,165 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
   }
 
  private:
+  // The memo's columns for each constraint: its key's values, and (when its selector counts pods)
+  // the matching pods, by snapshot position.
+  struct MemoColumns {
+    std::vector<const TopologyColumn*> topology;        // by constraint
+    std::vector<const std::vector<int64_t>*> matching;  // by constraint; null: counts no pod
+    bool hasAllKeys(size_t p) const {
+      return std::all_of(topology.begin(), topology.end(), [p](const TopologyColumn* t) {
+        return t->presence[p] == TopologyColumn::kHasKey;
+      });
+    }
+    int64_t count(size_t i, size_t p) const {
+      return matching[i] != nullptr ? (*matching[i])[p] : 0;
+    }
+  };
+  static MemoColumns memoColumns(SpreadMemo::Session& memo,
+                                 const std::vector<Constraint>& constraints,
+                                 const std::string& ns) {
+    MemoColumns out;
+    for (const Constraint& c : constraints) {
+      out.topology.push_back(&memo.topology(c.topologyKey));
+      out.matching.push_back(c.selector.countsPods() ? &memo.podCounts(ns, c.selector) : nullptr);
+    }
+    return out;
+  }
+
+  // PreScore from the memo: domain counts summed by id over every node, and every given node's
+  // raw score computed here so that Score only looks it up. False (having done nothing) when a
+  // node is not one of the snapshot's.
+  bool preScoreFromMemo(PreScoreState& s, const api::Pod& pod, const framework::Snapshot& snapshot,
+                        const std::vector<const framework::NodeInfo*>& nodes) const {
+    SpreadMemo::Session memo(memo_, snapshot);
+    std::vector<int64_t> positions(nodes.size());
+    const std::vector<framework::NodeInfoPtr>& infos = snapshot.nodeInfos();
+    int64_t next = 0;  // feasible nodes usually come in snapshot order, from some start
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      if (next >= static_cast<int64_t>(infos.size())) next = 0;
+      positions[k] = infos.empty() || infos[static_cast<size_t>(next)].get() != nodes[k]
+                         ? memo.positionOf(nodes[k])
+                         : next;
+      if (positions[k] < 0) return false;
+      next = positions[k] + 1;
+    }
+    const size_t n = s.constraints.size();
+    const MemoColumns cols = memoColumns(memo, s.constraints, pod.metadata.namespace_);
+    s.counts.resize(n);
+    std::vector<std::vector<int64_t>> totals(n);
+    std::vector<std::vector<int64_t>> firstAt(n);  // where a feasible node had the domain; -1
+    std::vector<size_t> domains(n, 0);
+    std::vector<bool> hostname(n);
+    for (size_t i = 0; i < n; ++i) {
+      hostname[i] = s.constraints[i].topologyKey == kHostnameKey;
+      if (hostname[i]) continue;
+      totals[i].assign(cols.topology[i]->numIds, 0);
+      firstAt[i].assign(cols.topology[i]->numIds, -1);
+    }
+    size_t scored = 0;
+    for (const int64_t pos : positions) {
+      const auto p = static_cast<size_t>(pos);
+      if (s.requireAllTopologies && !cols.hasAllKeys(p)) continue;
+      ++scored;
+      for (size_t i = 0; i < n; ++i) {
+        if (hostname[i]) continue;
+        const int32_t id = cols.topology[i]->ids[p];
+        if (firstAt[i][id] < 0) {
+          firstAt[i][id] = pos;
+          ++domains[i];
+        }
+      }
+    }
+    s.weights.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      s.weights[i] = std::log(static_cast<double>(hostname[i] ? scored : domains[i]) + 2);
+    }
+    // Domains are counted over every node, but only those the feasible nodes are in.
+    const NodeInclusion inclusion(pod);
+    for (size_t p = 0; p < infos.size(); ++p) {
+      if (cols.topology[0]->presence[p] == TopologyColumn::kNoNode) continue;
+      if (s.requireAllTopologies && !cols.hasAllKeys(p)) continue;
+      for (size_t i = 0; i < n; ++i) {
+        if (hostname[i]) continue;
+        const int32_t id = cols.topology[i]->ids[p];
+        if (firstAt[i][id] < 0) continue;
+        const Constraint& c = s.constraints[i];
+        if (!inclusion.includesAll(c) &&
+            !inclusion.includes(c, infos[p]->labels(), infos[p]->name(), infos[p]->taints())) {
+          continue;
+        }
+        totals[i][id] += cols.count(i, p);
+      }
+    }
+    // What Score computes, for every node given.
+    s.raw.reserve(nodes.size());
+    for (size_t k = 0; k < nodes.size(); ++k) {
+      const auto p = static_cast<size_t>(positions[k]);
+      if (s.requireAllTopologies && !cols.hasAllKeys(p)) {
+        s.raw.put(nodes[k], kIgnoredNode);
+        continue;
+      }
+      double sum = 0;
+      for (size_t i = 0; i < n; ++i) {
+        if (cols.topology[i]->presence[p] != TopologyColumn::kHasKey) continue;
+        const int64_t count = hostname[i] ? cols.count(i, p) : totals[i][cols.topology[i]->ids[p]];
+        sum += static_cast<double>(count) * s.weights[i] +
+               static_cast<double>(s.constraints[i].maxSkew - 1);
+      }
+      s.raw.put(nodes[k], std::llround(sum));
+    }
+    // For a node Score gets that PreScore did not (none, from the framework).
+    for (size_t i = 0; i < n; ++i) {
+      if (hostname[i]) continue;
+      const std::string& key = s.constraints[i].topologyKey;
+      for (size_t id = 0; id < firstAt[i].size(); ++id) {
+        if (firstAt[i][id] < 0) continue;
+        const auto& labels = infos[static_cast<size_t>(firstAt[i][id])]->labels();
+        s.counts[i].add(labels.find(key).value_or(""), totals[i][id]);
+      }
+      s.counts[i].seal();
+    }
+    return true;
+  }
+
+  // PreScore by walking every pod of every node, for nodes the memo cannot place.
+  void preScoreFromPods(PreScoreState& s, const api::Pod& pod, const framework::Snapshot& snapshot,
+                        const std::vector<const framework::NodeInfo*>& nodes) const {
+    const size_t n = s.constraints.size();
+    s.counts.resize(n);
+    size_t scored = 0;
+    for (const framework::NodeInfo* info : nodes) {
+      if (s.requireAllTopologies && !hasAllKeys(info->labels(), s.constraints)) continue;
+      ++scored;
+      for (size_t i = 0; i < n; ++i) {
+        const Constraint& c = s.constraints[i];
+        if (c.topologyKey == kHostnameKey) continue;
+        s.counts[i].add(info->labels().find(c.topologyKey).value_or(""), 0);
+      }
+    }
+    s.weights.resize(n);
+    for (size_t i = 0; i < n; ++i) {
+      s.counts[i].seal();
+      const size_t size =
+          s.constraints[i].topologyKey == kHostnameKey ? scored : s.counts[i].size();
+      s.weights[i] = std::log(static_cast<double>(size) + 2);
+    }
+    // Domains are counted over every node, but only those the feasible nodes are in.
+    const NodeInclusion inclusion(pod);
+    const std::string& ns = pod.metadata.namespace_;
+    for (const framework::NodeInfoPtr& info : snapshot.nodeInfos()) {
+      if (info->node() == nullptr) continue;
+      if (s.requireAllTopologies && !hasAllKeys(info->labels(), s.constraints)) continue;
+      for (size_t i = 0; i < n; ++i) {
+        const Constraint& c = s.constraints[i];
+        if (c.topologyKey == kHostnameKey) continue;
+        if (!inclusion.includes(c, info->labels(), info->name(), info->taints())) continue;
+        int64_t* count = s.counts[i].find(info->labels().find(c.topologyKey).value_or(""));
+        if (count != nullptr) *count += countMatchingPods(info->pods(), c.selector, ns);
+      }
+    }
+  }
+
   static api::TopologySpreadConstraint systemConstraint(std::string_view key, int32_t maxSkew) {
     api::TopologySpreadConstraint c;
     c.topologyKey = std::string(key);
@@ -372,6 +562,9 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
 
   const framework::ClusterObjects* objects_;  // not owned; may be null
   Defaults defaults_;
+  // Per-node counts and topology values carried from cycle to cycle (PreFilter and PreScore are
+  // const, and simulate may share the plugin between threads: the memo locks).
+  mutable SpreadMemo memo_;
 };
 
 }  // namespace

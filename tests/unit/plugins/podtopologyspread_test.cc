@@ -882,5 +882,168 @@ TEST(PodTopologySpread, IsNotNodeLocal) {
   EXPECT_NE(std::find(notLocal.begin(), notLocal.end(), kPlugin), notLocal.end());
 }
 
+// --- The memo carried across cycles --------------------------------------------------------------
+
+// One plugin instance scheduling cycle after cycle over a snapshot that changes in between (pods
+// bound and deleted, a node relabelled, added and removed) must decide as a plugin that has never
+// seen the cluster: a memo that missed a change would fail this.
+TEST(PodTopologySpread, MemoDecidesAsAFreshPluginAcrossChangingCycles) {
+  framework::ClusterObjectStore store;
+  api::LabelSelector rsSelector;
+  rsSelector.matchLabels = {{"app", "web"}};
+  store.upsert(api::ReplicaSetPtr(replicaSet("rs", rsSelector)));
+  static const framework::runtime::Registry registry = makeInTreeRegistry();
+  const auto makeFw = [&store] {
+    framework::Handle handle;
+    handle.objects = &store;
+    auto fw = framework::runtime::Framework::create(
+        registry, test::profileWith({test::plugin(kPlugin, 2)}), handle);
+    if (!fw.ok()) throw std::invalid_argument(fw.error().message);
+    return std::move(*fw);
+  };
+  const auto kept = makeFw();
+
+  const std::string zoneKey(kZoneKey);
+  std::vector<api::NodePtr> nodes;
+  for (int i = 0; i < 8; ++i) {
+    auto n = MakeNode()
+                 .name("n" + std::to_string(i))
+                 .label(std::string(kHostnameKey), "n" + std::to_string(i))
+                 .label("zone", "z" + std::to_string(i % 3))
+                 .label("disk", i % 2 == 0 ? "ssd" : "hdd");
+    if (i != 5) n.label(zoneKey, "z" + std::to_string(i % 3));  // n5 has no standard zone
+    if (i == 6) n.taint("dedicated", "x", "NoSchedule");
+    nodes.push_back(n.obj());
+  }
+  framework::Snapshot snapshot = test::makeSnapshot(nodes, {});
+
+  // The pods asked about every cycle: the system defaults (through the ReplicaSet), its own
+  // ScheduleAnyway and DoNotSchedule constraints, node inclusion policies, another namespace.
+  const auto owned = [](test::PodWrapper w) {
+    return w.mutate([](api::Pod& p) {
+      p.metadata.ownerReferences = {controllerRef("apps/v1", "ReplicaSet", "rs")};
+    });
+  };
+  std::vector<api::PodPtr> asked = {
+      owned(MakePod().name("sys").label("app", "web")).obj(),
+      MakePod()
+          .name("soft")
+          .label("foo", "")
+          .mutate(with({{.key = "zone", .action = "ScheduleAnyway"},
+                        {.maxSkew = 2, .key = "node", .action = "ScheduleAnyway"}}))
+          .obj(),
+      MakePod()
+          .name("hard")
+          .label("foo", "")
+          .mutate(with({{.key = "zone"}, {.key = std::string(kHostnameKey)}}))
+          .obj(),
+      MakePod()
+          .name("policies")
+          .label("foo", "")
+          .mutate([](api::Pod& p) {
+            p.spec.nodeSelector = {{"disk", "ssd"}};
+          })
+          .mutate(with({{.maxSkew = 1, .key = "zone", .taintsPolicy = "Honor"},
+                        {.maxSkew = 1,
+                         .key = "zone",
+                         .action = "ScheduleAnyway",
+                         .affinityPolicy = "Ignore",
+                         .taintsPolicy = "Honor"}}))
+          .obj(),
+      MakePod()
+          .name("minDomains")
+          .label("foo", "")
+          .mutate(with({{.maxSkew = 2, .key = "zone", .minDomains = 4}}))
+          .obj(),
+  };
+
+  const auto decide = [&snapshot](const framework::runtime::Framework& fw, const api::PodPtr& pod,
+                                  size_t skip) {
+    std::vector<std::string> out;
+    framework::CycleState state;
+    state.setSnapshot(&snapshot);
+    framework::PodInfo info(pod);
+    framework::PreFilterResult result;
+    std::set<std::string> rejectedBy;
+    framework::Status pre = fw.runPreFilterPlugins(state, info, result, rejectedBy);
+    out.push_back("prefilter " + std::to_string(static_cast<int>(pre.code())));
+    std::vector<const framework::NodeInfo*> feasible;
+    for (size_t i = 0; i < snapshot.nodeInfos().size(); ++i) {
+      const auto& n = snapshot.nodeInfos()[i];
+      if (pre.isSuccess()) {
+        framework::Status s = fw.runFilterPlugins(state, info, *n);
+        out.push_back(n->name() + " " + std::to_string(static_cast<int>(s.code())));
+      }
+      if (i % 4 != skip) feasible.push_back(n.get());  // not every node is feasible
+    }
+    framework::Status s = fw.runPreScorePlugins(state, info, feasible);
+    out.push_back("prescore " + std::to_string(static_cast<int>(s.code())));
+    util::Parallelizer parallelizer(1);
+    framework::runtime::ScoreTable table;
+    s = fw.runScorePlugins(state, info, feasible, parallelizer, table);
+    for (size_t i = 0; i < table.plugins.size(); ++i) {
+      for (int64_t v : table.scores[i]) out.push_back(std::to_string(v));
+    }
+    return out;
+  };
+
+  int bound = 0;
+  const auto bind = [&](const std::string& nodeName, const std::string& ns, bool web) {
+    auto pod = MakePod().name("b" + std::to_string(bound++)).node(nodeName);
+    if (web) pod.label("app", "web");
+    pod.label("foo", "");
+    pod.mutate([&ns](api::Pod& p) { p.metadata.namespace_ = ns; });
+    auto obj = pod.obj();
+    EXPECT_TRUE(snapshot.addPod(nodeName, framework::makePodInfo(obj)));
+    return obj;
+  };
+  std::vector<std::function<void()>> changes = {
+      [] {},
+      [&] { bind("n0", "default", true); },
+      [&] { bind("n1", "default", false); },
+      [&] { bind("n0", "other", true); },
+      [&] {
+        for (int i = 0; i < 5; ++i) bind("n" + std::to_string(i % 4 + 2), "default", true);
+      },
+      [&] {
+        // Relabel n2 into another zone.
+        auto n = std::make_shared<api::Node>(*nodes[2]);
+        n->metadata.labels["zone"] = "z9";
+        n->metadata.labels[std::string(kZoneKey)] = "z9";
+        auto info = std::make_shared<framework::NodeInfo>(n);
+        for (const auto& p : snapshot.get("n2")->pods()) info->addPod(p);
+        snapshot.addNodeInfo(info);
+      },
+      [&] {
+        const api::PodPtr gone = bind("n3", "default", true);
+        EXPECT_TRUE(snapshot.removePod("n3", *gone));
+      },
+      [&] {
+        auto pods = snapshot.get("n0")->pods();
+        for (const auto& p : pods) EXPECT_TRUE(snapshot.removePod("n0", **p));
+      },
+      [&] { EXPECT_TRUE(snapshot.removeNodeInfo("n4")); },
+      [&] {
+        snapshot.addNodeInfo(
+            std::make_shared<framework::NodeInfo>(MakeNode()
+                                                      .name("n8")
+                                                      .label(std::string(kHostnameKey), "n8")
+                                                      .label("zone", "z3")
+                                                      .label(zoneKey, "z3")
+                                                      .obj()));
+        bind("n8", "default", true);
+      },
+      [&] { bind("n8", "default", true); },
+  };
+  for (size_t step = 0; step < changes.size(); ++step) {
+    changes[step]();
+    for (const api::PodPtr& pod : asked) {
+      SCOPED_TRACE("step " + std::to_string(step) + ", pod " + pod->metadata.name);
+      const auto fresh = makeFw();
+      EXPECT_EQ(decide(*kept, pod, step % 4), decide(*fresh, pod, step % 4));
+    }
+  }
+}
+
 }  // namespace
 }  // namespace berth::plugins::podtopologyspread
