@@ -18,9 +18,8 @@ class InformerGroup {
  public:
   template <typename T>
   informer::Informer<T>& add(std::unique_ptr<informer::Informer<T>> informer) {
-    informer::Informer<T>& ref = *informer;
     members_.push_back(std::make_unique<Member<T>>(std::move(informer)));
-    return ref;
+    return *static_cast<Member<T>&>(*members_.back()).informer;
   }
   void start() {
     for (auto& m : members_) m->start();
