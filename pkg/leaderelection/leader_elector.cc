@@ -235,13 +235,30 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
 
 bool LeaderElector::release() {
   if (!holdsObserved()) return true;
+  // Read the lease first, as client-go does: a renewal cancelled by the stop may still have been
+  // applied, and writing over the version seen before it would only conflict. Not cancellable:
+  // release runs after the stop was requested.
+  auto got = client_.get(config_.namespace_, config_.name, {});
+  if (!got) {
+    log::error(got.error().message, "error retrieving resource lock", {{"lease", desc_}});
+    return false;
+  }
+  const json spec = got->is_object() ? got->value("spec", json()) : json();
+  auto current = got->is_object() ? decodeLeaseSpec(spec)
+                                  : util::invalidArgument("the lease is not an object");
+  if (!current) {
+    log::error(current.error().wrap("lease " + desc_).message, "error retrieving resource lock",
+               {{"lease", desc_}});
+    return false;
+  }
+  if (current->holderIdentity != config_.identity) return true;  // taken over: not ours to free
+  lease_ = std::move(*got);
   const api::Timestamp now = api::toTimestamp(clock_.systemNow());
   LeaderElectionRecord record{.leaseDurationSeconds = 1, .acquireTime = now, .renewTime = now};
   {
     std::lock_guard lock(mu_);
     record.leaseTransitions = observed_.leaseTransitions;
   }
-  // Not cancellable: release runs after the stop was requested.
   return update(record, {}, "Failed to release lock");
 }
 

@@ -358,6 +358,34 @@ TEST(LeaderElector, ReleaseClearsHolder) {
   EXPECT_EQ(leases.spec()["leaseTransitions"], 1);
 }
 
+// A renewal the stop cancelled may still have been applied: release must not write over the
+// version it saw before (a 409), as client-go re-reads the lease before releasing.
+TEST(LeaderElector, ReleaseAfterAChangeItDidNotSeeStillClearsHolder) {
+  util::FakeClock clock;
+  FakeLeaseClient leases;
+  Candidate a(leases, clock, "a");
+  clock.advance(a->step());
+  ASSERT_TRUE(a->isLeader());
+  leases.put(leases.spec());  // the same record, a newer resourceVersion
+
+  a->shutdown();
+
+  EXPECT_EQ(leases.spec()["holderIdentity"], "");
+}
+
+TEST(LeaderElector, ReleaseLeavesALeaseAnotherTookOver) {
+  util::FakeClock clock;
+  FakeLeaseClient leases;
+  Candidate a(leases, clock, "a");
+  clock.advance(a->step());
+  ASSERT_TRUE(a->isLeader());
+  leases.put(heldBy("b", clock.systemNow(), 1));
+
+  a->shutdown();
+
+  EXPECT_EQ(leases.spec()["holderIdentity"], "b");
+}
+
 TEST(LeaderElector, ExpiryMeasuredFromLocalObservationNotRemoteTimestamp) {
   struct Case {
     const char* name;
