@@ -171,6 +171,18 @@ LeaderElectionRecord LeaderElector::freshRecord() const {
       .leaseTransitions = 0};
 }
 
+std::optional<LeaderElectionRecord> LeaderElector::decodeFetched(const json& lease,
+                                                                 const json& spec) const {
+  auto record = lease.is_object() ? decodeLeaseSpec(spec)
+                                  : util::invalidArgument("the lease is not an object");
+  if (!record) {
+    log::error(record.error().wrap("lease " + desc_).message, "error retrieving resource lock",
+               {{"lease", desc_}});
+    return std::nullopt;
+  }
+  return std::move(*record);
+}
+
 bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
   const util::MonotonicTime now = clock_.monotonicNow();
   LeaderElectionRecord record = freshRecord();
@@ -208,13 +220,8 @@ bool LeaderElector::tryAcquireOrRenew(std::stop_token stop) {
   }
 
   const json spec = got->is_object() ? got->value("spec", json()) : json();
-  auto current = got->is_object() ? decodeLeaseSpec(spec)
-                                  : util::invalidArgument("the lease is not an object");
-  if (!current) {
-    log::error(current.error().wrap("lease " + desc_).message, "error retrieving resource lock",
-               {{"lease", desc_}});
-    return false;
-  }
+  const auto current = decodeFetched(*got, spec);
+  if (!current) return false;
   lease_ = std::move(*got);
   // Expiry counts from when we saw the record change, on our clock (never the remote renewTime).
   if (spec != observed_raw_) observe(*current, spec);
@@ -244,13 +251,8 @@ bool LeaderElector::release() {
     return false;
   }
   const json spec = got->is_object() ? got->value("spec", json()) : json();
-  auto current = got->is_object() ? decodeLeaseSpec(spec)
-                                  : util::invalidArgument("the lease is not an object");
-  if (!current) {
-    log::error(current.error().wrap("lease " + desc_).message, "error retrieving resource lock",
-               {{"lease", desc_}});
-    return false;
-  }
+  const auto current = decodeFetched(*got, spec);
+  if (!current) return false;
   if (current->holderIdentity != config_.identity) return true;  // taken over: not ours to free
   lease_ = std::move(*got);
   const api::Timestamp now = api::toTimestamp(clock_.systemNow());

@@ -115,6 +115,10 @@ class LeaderElector {
   bool leaseValid(util::MonotonicTime now) const;
   bool holdsObserved() const;  // observed holder is us
   bool update(const LeaderElectionRecord& record, std::stop_token stop, std::string_view what);
+  // The record of a fetched lease (`spec` is its spec); logs and returns nullopt when it does not
+  // decode.
+  std::optional<LeaderElectionRecord> decodeFetched(const nlohmann::json& lease,
+                                                    const nlohmann::json& spec) const;
   void maybeReportTransition();
   LeaderElectionRecord freshRecord() const;
 
