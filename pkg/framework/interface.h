@@ -66,6 +66,17 @@ class PreFilterPlugin : public virtual Plugin {
                            PreFilterResult& result) const = 0;
 };
 
+// A PreFilter plugin whose state depends on the other pods of the cluster updates that state as if
+// a pod were added to or removed from a node (upstream's PreFilterExtensions), so preemption's dry
+// runs and the nominated-pods pass can evaluate a changed node without rerunning PreFilter.
+class PreFilterExtensions : public virtual Plugin {
+ public:
+  virtual Status addPod(CycleState& state, const PodInfo& podToSchedule, const PodInfo& podToAdd,
+                        const NodeInfo& node) const = 0;
+  virtual Status removePod(CycleState& state, const PodInfo& podToSchedule,
+                           const PodInfo& podToRemove, const NodeInfo& node) const = 0;
+};
+
 class FilterPlugin : public virtual Plugin {
  public:
   virtual Status filter(const CycleState& state, const PodInfo& pod,

@@ -250,7 +250,10 @@ void Framework::gatherPluginProperties() {
         p.name(), ext != nullptr ? ext->eventsToRegister()
                                  : std::vector<ClusterEventWithHint>{{ClusterEvent{}, {}, {}}});
   };
-  for (const auto* p : pre_filter_) registerEvents(*p);
+  for (const auto* p : pre_filter_) {
+    registerEvents(*p);
+    pre_filter_extensions_.push_back(dynamic_cast<const PreFilterExtensions*>(p));
+  }
   for (const auto* p : filter_) registerEvents(*p);
   // A pod the FieldGate refused waits for an update or its deletion: no cluster event helps.
   for (const GatedField* row : field_gate_.activeRows()) {
@@ -355,6 +358,27 @@ Status Framework::runFilterPlugins(const FilterList& filters, const CycleState& 
     }
     s.setPlugin(p->name());
     return s;
+  }
+  return Status::success();
+}
+
+Status Framework::runPreFilterExtensionAddPod(CycleState& state, const PodInfo& podToSchedule,
+                                              const PodInfo& podToAdd, const NodeInfo& node) const {
+  for (const auto* ext : pre_filter_extensions_) {
+    if (ext == nullptr || state.filterSkipped(ext->name())) continue;
+    Status s = ext->addPod(state, podToSchedule, podToAdd, node);
+    if (!s.isSuccess()) return pluginError("running AddPod on PreFilter plugin %q", *ext, s);
+  }
+  return Status::success();
+}
+
+Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const PodInfo& podToSchedule,
+                                                 const PodInfo& podToRemove,
+                                                 const NodeInfo& node) const {
+  for (const auto* ext : pre_filter_extensions_) {
+    if (ext == nullptr || state.filterSkipped(ext->name())) continue;
+    Status s = ext->removePod(state, podToSchedule, podToRemove, node);
+    if (!s.isSuccess()) return pluginError("running RemovePod on PreFilter plugin %q", *ext, s);
   }
   return Status::success();
 }

@@ -130,6 +130,12 @@ class Framework {
   // the plugins that rejected or narrowed.
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult& result,
                              std::set<std::string>& rejectedBy) const;
+  // Every PreFilter plugin that is a PreFilterExtensions and was not skipped this cycle updates its
+  // state for a pod added to / removed from `node` (the NodeInfo already reflects the change).
+  Status runPreFilterExtensionAddPod(CycleState& state, const PodInfo& podToSchedule,
+                                     const PodInfo& podToAdd, const NodeInfo& node) const;
+  Status runPreFilterExtensionRemovePod(CycleState& state, const PodInfo& podToSchedule,
+                                        const PodInfo& podToRemove, const NodeInfo& node) const;
   // Filter on one node: plugins in order, the first rejection wins.
   Status runFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
   // The same over a list from filtersToRun(), resolved once per cycle instead of once per node.
@@ -203,6 +209,7 @@ class Framework {
   std::vector<const QueueSortPlugin*> queue_sorts_;  // exactly one once created
   const QueueSortPlugin* queue_sort_ = nullptr;      // queue_sorts_.front(), for less()
   std::vector<const PreFilterPlugin*> pre_filter_;
+  std::vector<const PreFilterExtensions*> pre_filter_extensions_;  // parallel to pre_filter_
   std::vector<const FilterPlugin*> filter_;
   std::vector<const PostFilterPlugin*> post_filter_;
   std::vector<const PreScorePlugin*> pre_score_;

@@ -449,6 +449,79 @@ TEST_F(RunnerTest, FilterAttributesRejectionsAndWrapsErrors) {
   EXPECT_TRUE(fw->runFilterPlugins(state_, pod_, *snapshot_.get("n3")).isSuccess());
 }
 
+// Counts the AddPod/RemovePod calls it gets; `answer` is what it returns.
+class CountingExtensions final : public PreFilterPlugin, public PreFilterExtensions {
+ public:
+  CountingExtensions(std::string_view name, Status preFilter, Status answer)
+      : name_(name), pre_(std::move(preFilter)), answer_(std::move(answer)) {}
+  std::string_view name() const override { return name_; }
+  Status preFilter(CycleState&, const PodInfo&, PreFilterResult&) const override { return pre_; }
+  Status addPod(CycleState&, const PodInfo&, const PodInfo&, const NodeInfo&) const override {
+    ++added;
+    return answer_;
+  }
+  Status removePod(CycleState&, const PodInfo&, const PodInfo&, const NodeInfo&) const override {
+    ++removed;
+    return answer_;
+  }
+  mutable int added = 0;
+  mutable int removed = 0;
+
+ private:
+  std::string_view name_;
+  Status pre_;
+  Status answer_;
+};
+
+TEST_F(RunnerTest, PreFilterExtensionsRunForEveryPluginPreFilterDidNotSkip) {
+  CountingExtensions* live = nullptr;
+  CountingExtensions* skipped = nullptr;
+  Registry r = plugins::makeInTreeRegistry();
+  r.add("Live", [&live](const Handle&) -> util::Result<PluginPtr> {
+     auto p = std::make_unique<CountingExtensions>("Live", Status(), Status());
+     live = p.get();
+     return PluginPtr(std::move(p));
+   }).ignore();
+  r.add("Skipped", [&skipped](const Handle&) -> util::Result<PluginPtr> {
+     auto p = std::make_unique<CountingExtensions>("Skipped", Status::skip(), Status());
+     skipped = p.get();
+     return PluginPtr(std::move(p));
+   }).ignore();
+  auto p = profileWith({});
+  p.plugins.preFilter.enabled = {plugin("Live"), plugin("Skipped"), plugin("NodePorts")};
+  auto fw = Framework::create(r, p, Handle{});
+  ASSERT_TRUE(fw.ok()) << fw.error().message;
+  PreFilterResult result;
+  std::set<std::string> rejectedBy;
+  ASSERT_TRUE((*fw)->runPreFilterPlugins(state_, pod_, result, rejectedBy).isSuccess());
+
+  PodInfo other(MakePod().name("other").obj());
+  EXPECT_TRUE(
+      (*fw)->runPreFilterExtensionAddPod(state_, pod_, other, *snapshot_.get("n1")).isSuccess());
+  EXPECT_TRUE(
+      (*fw)->runPreFilterExtensionRemovePod(state_, pod_, other, *snapshot_.get("n1")).isSuccess());
+  EXPECT_EQ(live->added, 1);
+  EXPECT_EQ(live->removed, 1);
+  EXPECT_EQ(skipped->added + skipped->removed, 0);
+}
+
+TEST_F(RunnerTest, PreFilterExtensionErrorsNameThePlugin) {
+  auto p = profileWith({});
+  Registry r = plugins::makeInTreeRegistry();
+  r.add("Broken", factoryOf<CountingExtensions>(std::string_view("Broken"), Status(),
+                                                Status::error("no state")))
+      .ignore();
+  p.plugins.preFilter.enabled = {plugin("Broken")};
+  auto fw = Framework::create(r, p, Handle{});
+  ASSERT_TRUE(fw.ok()) << fw.error().message;
+  PodInfo other(MakePod().name("other").obj());
+  Status added = (*fw)->runPreFilterExtensionAddPod(state_, pod_, other, *snapshot_.get("n1"));
+  EXPECT_EQ(added.code(), Code::Error);
+  EXPECT_EQ(added.message(), "running AddPod on PreFilter plugin \"Broken\": no state");
+  Status removed = (*fw)->runPreFilterExtensionRemovePod(state_, pod_, other, *snapshot_.get("n1"));
+  EXPECT_EQ(removed.message(), "running RemovePod on PreFilter plugin \"Broken\": no state");
+}
+
 TEST_F(RunnerTest, OnlySampledCyclesTimeEachPluginCall) {
   auto p = profileWith({});
   p.plugins.filter.enabled = {plugin("RejectN2")};
