@@ -639,6 +639,20 @@ void read(const json& j, const Path& p, ReplicationController& out) {
   getSpec(j, p, "selector", out.selector);
 }
 
+void read(const json& j, const Path& p, PodDisruptionBudget& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "selector", out.selector);
+  const auto status = j.find("status");
+  if (status == j.end() || status->is_null()) {
+    return;
+  }
+  const Path sp = p.child("status");
+  expectObject(*status, sp);
+  get(*status, sp, "disruptionsAllowed", out.disruptionsAllowed);
+  get(*status, sp, "disruptedPods", out.disruptedPods);
+}
+
 // --- Object identity for messages ----------------------------------------------------------------
 
 // metadata.<key> when it is a non-empty string, read leniently: the name must be available to
@@ -703,6 +717,10 @@ util::Result<StatefulSet> decodeStatefulSet(const json& j) {
 
 util::Result<ReplicationController> decodeReplicationController(const json& j) {
   return decodeObject<ReplicationController>(j, "replicationcontroller");
+}
+
+util::Result<PodDisruptionBudget> decodePodDisruptionBudget(const json& j) {
+  return decodeObject<PodDisruptionBudget>(j, "poddisruptionbudget");
 }
 
 }  // namespace berth::api

@@ -28,6 +28,7 @@ util::Result<Service> decodeService(const nlohmann::json& j);
 util::Result<ReplicaSet> decodeReplicaSet(const nlohmann::json& j);
 util::Result<StatefulSet> decodeStatefulSet(const nlohmann::json& j);
 util::Result<ReplicationController> decodeReplicationController(const nlohmann::json& j);
+util::Result<PodDisruptionBudget> decodePodDisruptionBudget(const nlohmann::json& j);
 
 // How messages name an object: "default/web-1", "n1" or "<unknown>".
 std::string objectKey(const nlohmann::json& obj);

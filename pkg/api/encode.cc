@@ -394,4 +394,18 @@ json encodeReplicationController(const ReplicationController& rc) {
           {"spec", std::move(spec)}};
 }
 
+json encodePodDisruptionBudget(const PodDisruptionBudget& pdb) {
+  json spec = json::object();
+  if (pdb.selector) {
+    spec["selector"] = encodeLabelSelector(*pdb.selector);
+  }
+  json status = {{"disruptionsAllowed", pdb.disruptionsAllowed}};
+  putMap(status, "disruptedPods", pdb.disruptedPods);
+  return {{"apiVersion", "policy/v1"},
+          {"kind", "PodDisruptionBudget"},
+          {"metadata", encodeMeta(pdb.metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
 }  // namespace berth::api

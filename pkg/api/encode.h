@@ -18,5 +18,6 @@ nlohmann::json encodeService(const Service& service);
 nlohmann::json encodeReplicaSet(const ReplicaSet& rs);
 nlohmann::json encodeStatefulSet(const StatefulSet& ss);
 nlohmann::json encodeReplicationController(const ReplicationController& rc);
+nlohmann::json encodePodDisruptionBudget(const PodDisruptionBudget& pdb);
 
 }  // namespace berth::api

@@ -46,6 +46,8 @@ inline constexpr ResourceInfo kReplicaSets{"apps",           "v1", "replicasets"
                                            "ReplicaSetList", true};
 inline constexpr ResourceInfo kStatefulSets{
     "apps", "v1", "statefulsets", "StatefulSet", "StatefulSetList", true};
+inline constexpr ResourceInfo kPodDisruptionBudgets{
+    "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "PodDisruptionBudgetList", true};
 
 // metav1.ListOptions of a list call; each field is a query parameter, sent when set.
 struct ListOptions {

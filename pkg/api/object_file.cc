@@ -75,6 +75,9 @@ util::Result<void> decodeInto(const json& obj, std::string_view where,
   if (api_version == "apps/v1" && kind == "StatefulSet") {
     return appendDecoded(decodeStatefulSet(obj), out.statefulSets);
   }
+  if (api_version == "policy/v1" && kind == "PodDisruptionBudget") {
+    return appendDecoded(decodePodDisruptionBudget(obj), out.podDisruptionBudgets);
+  }
   // A kind of another API group is another type that happens to share the name.
   const std::string type = api_version == "v1" ? kind : kind + "." + api_version;
   out.skipped.push_back(type + " " + objectKey(obj));

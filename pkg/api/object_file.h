@@ -24,6 +24,7 @@ struct ObjectSet {
   std::vector<ReplicaSetPtr> replicaSets{};
   std::vector<StatefulSetPtr> statefulSets{};
   std::vector<ReplicationControllerPtr> replicationControllers{};
+  std::vector<PodDisruptionBudgetPtr> podDisruptionBudgets{};
 };
 util::Result<ObjectSet> decodeObjects(std::string_view text);
 

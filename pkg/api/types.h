@@ -294,6 +294,17 @@ struct ReplicationController {
   StringMap selector;  // spec.selector (a plain map for RCs)
 };
 
+// policy/v1 PodDisruptionBudget: what preemption reads (upstream uses the status the disruption
+// controller maintains, not minAvailable/maxUnavailable).
+struct PodDisruptionBudget {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> selector;  // spec.selector; absent or empty matches no pod here
+  int32_t disruptionsAllowed = 0;         // status.disruptionsAllowed
+  // status.disruptedPods: names of pods already being disrupted (to their eviction times), which
+  // preemption does not count again.
+  StringMap disruptedPods;
+};
+
 using PodPtr = std::shared_ptr<const Pod>;
 using NodePtr = std::shared_ptr<const Node>;
 using NamespacePtr = std::shared_ptr<const Namespace>;
@@ -301,6 +312,7 @@ using ServicePtr = std::shared_ptr<const Service>;
 using ReplicaSetPtr = std::shared_ptr<const ReplicaSet>;
 using StatefulSetPtr = std::shared_ptr<const StatefulSet>;
 using ReplicationControllerPtr = std::shared_ptr<const ReplicationController>;
+using PodDisruptionBudgetPtr = std::shared_ptr<const PodDisruptionBudget>;
 
 // "namespace/name", as kubectl and kube-scheduler name pods in messages.
 inline std::string podKey(const Pod& pod) {

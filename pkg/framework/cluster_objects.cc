@@ -63,6 +63,10 @@ void ClusterObjectStore::upsert(api::ReplicationControllerPtr obj) {
   std::unique_lock lock(mu_);
   put(replication_controllers_, std::move(obj));
 }
+void ClusterObjectStore::upsert(api::PodDisruptionBudgetPtr obj) {
+  std::unique_lock lock(mu_);
+  put(pod_disruption_budgets_, std::move(obj));
+}
 
 bool ClusterObjectStore::removeNamespace(std::string_view name) {
   std::unique_lock lock(mu_);
@@ -83,6 +87,10 @@ bool ClusterObjectStore::removeStatefulSet(std::string_view ns, std::string_view
 bool ClusterObjectStore::removeReplicationController(std::string_view ns, std::string_view name) {
   std::unique_lock lock(mu_);
   return erase(replication_controllers_, ns, name);
+}
+bool ClusterObjectStore::removePodDisruptionBudget(std::string_view ns, std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(pod_disruption_budgets_, ns, name);
 }
 
 api::NamespacePtr ClusterObjectStore::getNamespace(std::string_view name) const {
@@ -116,6 +124,12 @@ api::ReplicationControllerPtr ClusterObjectStore::getReplicationController(
     std::string_view ns, std::string_view name) const {
   std::shared_lock lock(mu_);
   return find(replication_controllers_, ns, name);
+}
+
+std::vector<api::PodDisruptionBudgetPtr> ClusterObjectStore::listPodDisruptionBudgets(
+    std::string_view ns) const {
+  std::shared_lock lock(mu_);
+  return inNamespace(pod_disruption_budgets_, ns);
 }
 
 }  // namespace berth::framework

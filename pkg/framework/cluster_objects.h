@@ -1,7 +1,8 @@
 #pragma once
 // ClusterObjects: what plugins read of the cluster besides nodes and pods (upstream's informer
 // listers): Namespaces for InterPodAffinity's namespaceSelector, and the Services, ReplicaSets,
-// StatefulSets and ReplicationControllers behind PodTopologySpread's system default constraints.
+// StatefulSets and ReplicationControllers behind PodTopologySpread's system default constraints,
+// and the PodDisruptionBudgets preemption respects.
 // ClusterObjectStore is the one implementation: the daemon feeds it from informers, the simulator
 // from the cluster file. Every method may be called from several threads at once.
 
@@ -27,6 +28,9 @@ class ClusterObjects {
   virtual api::StatefulSetPtr getStatefulSet(std::string_view ns, std::string_view name) const = 0;
   virtual api::ReplicationControllerPtr getReplicationController(std::string_view ns,
                                                                  std::string_view name) const = 0;
+  // Preemption's PodDisruptionBudgets.
+  virtual std::vector<api::PodDisruptionBudgetPtr> listPodDisruptionBudgets(
+      std::string_view ns) const = 0;
 };
 
 class ClusterObjectStore final : public ClusterObjects {
@@ -37,12 +41,14 @@ class ClusterObjectStore final : public ClusterObjects {
   void upsert(api::ReplicaSetPtr obj);
   void upsert(api::StatefulSetPtr obj);
   void upsert(api::ReplicationControllerPtr obj);
+  void upsert(api::PodDisruptionBudgetPtr obj);
   // Removes the object of that kind with this namespace and name; false when absent.
   bool removeNamespace(std::string_view name);
   bool removeService(std::string_view ns, std::string_view name);
   bool removeReplicaSet(std::string_view ns, std::string_view name);
   bool removeStatefulSet(std::string_view ns, std::string_view name);
   bool removeReplicationController(std::string_view ns, std::string_view name);
+  bool removePodDisruptionBudget(std::string_view ns, std::string_view name);
 
   api::NamespacePtr getNamespace(std::string_view name) const override;
   std::vector<api::NamespacePtr> listNamespaces() const override;
@@ -51,6 +57,8 @@ class ClusterObjectStore final : public ClusterObjects {
   api::StatefulSetPtr getStatefulSet(std::string_view ns, std::string_view name) const override;
   api::ReplicationControllerPtr getReplicationController(std::string_view ns,
                                                          std::string_view name) const override;
+  std::vector<api::PodDisruptionBudgetPtr> listPodDisruptionBudgets(
+      std::string_view ns) const override;
 
  private:
   // Keyed by (namespace, name): a namespace's objects are one contiguous range.
@@ -64,6 +72,7 @@ class ClusterObjectStore final : public ClusterObjects {
   ByKey<api::ReplicaSet> replica_sets_;
   ByKey<api::StatefulSet> stateful_sets_;
   ByKey<api::ReplicationController> replication_controllers_;
+  ByKey<api::PodDisruptionBudget> pod_disruption_budgets_;
 };
 
 }  // namespace berth::framework

@@ -5,6 +5,7 @@
 
 #include "pkg/api/types.h"
 #include "pkg/framework/cluster_objects.h"
+#include "pkg/framework/nominator.h"
 #include "pkg/framework/status.h"
 
 namespace berth::framework {
@@ -16,11 +17,35 @@ class PodBinder {
   virtual Status bind(const api::Pod& pod, const std::string& node) = 0;
 };
 
+class CycleState;
+struct PodInfo;
+class NodeInfo;
+
+// What a plugin may run of the profile it belongs to: preemption's dry runs evaluate a node with
+// some pods removed, through every PreFilter extension and Filter of the profile (upstream's
+// framework.Handle does the same). The runtime's Framework implements it.
+class PluginRunner {
+ public:
+  virtual ~PluginRunner() = default;
+  virtual Status runPreFilterExtensionAddPod(CycleState& state, const PodInfo& podToSchedule,
+                                             const PodInfo& podToAdd,
+                                             const NodeInfo& node) const = 0;
+  virtual Status runPreFilterExtensionRemovePod(CycleState& state, const PodInfo& podToSchedule,
+                                                const PodInfo& podToRemove,
+                                                const NodeInfo& node) const = 0;
+  virtual Status runFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                   const NodeInfo& node) const = 0;
+};
+
 struct Handle {
   PodBinder* binder = nullptr;  // not owned; null where nothing is ever bound
   // Not owned; null where there are none (plugins then see no namespaces, services or
   // controllers).
   const ClusterObjects* objects = nullptr;
+  // Not owned; null where no pod is ever nominated (Filter then sees none).
+  const PodNominator* nominator = nullptr;
+  // The framework the plugin is built into; set by Framework::create (callers leave it null).
+  const PluginRunner* runner = nullptr;
 };
 
 }  // namespace berth::framework

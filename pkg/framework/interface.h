@@ -17,6 +17,7 @@
 
 #include "pkg/framework/cycle_state.h"
 #include "pkg/framework/events.h"
+#include "pkg/framework/fit_error.h"
 #include "pkg/framework/node_info.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/status.h"
@@ -83,11 +84,19 @@ class FilterPlugin : public virtual Plugin {
                         const NodeInfo& node) const = 0;
 };
 
-// Runs when no node fits (e.g. preemption); may nominate a node.
+// What a PostFilter plugin (preemption) found: the node the pod is nominated to, and the pods to
+// evict from it first. The plugin does no I/O: the scheduler, or the simulator, carries it out.
+struct PostFilterResult {
+  std::string nominatedNode;
+  std::vector<PodInfoPtr> victims;
+};
+
+// Runs when no node fits. `diagnosis` holds this cycle's per-node Filter rejections (and the
+// status of the nodes PreFilter left out). Success with a result nominates a node.
 class PostFilterPlugin : public virtual Plugin {
  public:
-  virtual Status postFilter(CycleState& state, const PodInfo& pod,
-                            std::string* nominatedNode) const = 0;
+  virtual Status postFilter(CycleState& state, const PodInfo& pod, const Diagnosis& diagnosis,
+                            PostFilterResult& result) const = 0;
 };
 
 class PreScorePlugin : public virtual Plugin {

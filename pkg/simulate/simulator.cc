@@ -56,6 +56,7 @@ void addClusterObjects(const api::ObjectSet& objects, framework::ClusterObjectSt
   for (const auto& o : objects.replicaSets) store.upsert(o);
   for (const auto& o : objects.statefulSets) store.upsert(o);
   for (const auto& o : objects.replicationControllers) store.upsert(o);
+  for (const auto& o : objects.podDisruptionBudgets) store.upsert(o);
 }
 
 // The first field of the pod's inter-pod constraints that no API server would have accepted: the

@@ -213,7 +213,9 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   const config::Plugins& ps = profile.plugins;
 
   PluginMap plugins;
-  if (auto r = instantiatePlugins(registry, profile, handle, fw->owned_, plugins); !r) {
+  Handle own = handle;
+  own.runner = fw.get();
+  if (auto r = instantiatePlugins(registry, profile, own, fw->owned_, plugins); !r) {
     return r.error().wrap(prefix);
   }
   if (auto r = refuseUnimplementedPoints(ps); !r) return r.error().wrap(prefix);
@@ -238,6 +240,7 @@ util::Result<FrameworkPtr> Framework::create(const Registry& registry,
   for (const auto& p : fw->owned_) names.emplace_back(p->name());
   fw->durations_ = std::make_unique<PluginDurations>(names);
   fw->field_gate_ = FieldGate::fromRegistry(registry);
+  fw->nominator_ = handle.nominator;
   fw->gatherPluginProperties();
   return fw;
 }
@@ -383,19 +386,54 @@ Status Framework::runPreFilterExtensionRemovePod(CycleState& state, const PodInf
   return Status::success();
 }
 
+Status Framework::runFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                                    const NodeInfo& node) const {
+  std::vector<PodInfoPtr> nominated;
+  if (nominator_ != nullptr) {
+    const int32_t priority = pod->spec.priority.value_or(0);
+    for (auto& p : nominator_->nominatedPodsForNode(node.name())) {
+      if (p->pod->spec.priority.value_or(0) >= priority &&
+          p->pod->metadata.uid != pod->metadata.uid) {
+        nominated.push_back(std::move(p));
+      }
+    }
+  }
+  if (nominated.empty()) return runFilterPlugins(state, pod, node);
+  // Pass 1: as if the nominated pods were placed (they would take room first).
+  CycleState withNominated = state.clone();
+  NodeInfo nodeWithNominated = node;
+  for (const auto& p : nominated) {
+    nodeWithNominated.addPod(p);
+    Status s = runPreFilterExtensionAddPod(withNominated, pod, *p, nodeWithNominated);
+    if (!s.isSuccess()) return s;
+  }
+  Status s = runFilterPlugins(withNominated, pod, nodeWithNominated);
+  if (!s.isSuccess()) return s;
+  // Pass 2: without them, for filters such as inter-pod affinity that a nominated pod could
+  // satisfy while it is not yet there.
+  return runFilterPlugins(state, pod, node);
+}
+
 Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
-                                       std::string* nominatedNode) const {
+                                       const Diagnosis& diagnosis, PostFilterResult& result) const {
   std::string messages;
+  std::string_view rejector;
   for (const auto* p : post_filter_) {
-    Status s = p->postFilter(state, pod, nominatedNode);
-    if (s.isSuccess()) return s;
+    PostFilterResult r;
+    Status s = p->postFilter(state, pod, diagnosis, r);
+    if (s.isSuccess()) {
+      result = std::move(r);
+      return s;
+    }
     if (!s.isRejected()) {
       return pluginError("running PostFilter plugin %q", *p, s);
     }
+    if (s.code() == Code::UnschedulableAndUnresolvable) return std::move(s).withPlugin(p->name());
     if (!messages.empty()) messages += ", ";
     messages += s.message();
+    if (rejector.empty()) rejector = p->name();
   }
-  return Status(Code::Unschedulable, messages);
+  return Status(Code::Unschedulable, messages).withPlugin(rejector);
 }
 
 Status Framework::runPreScorePlugins(CycleState& state, const PodInfo& pod,

@@ -105,7 +105,7 @@ struct ScoreTable {
   std::vector<int64_t> totals;               // [node], sum of score * weight
 };
 
-class Framework {
+class Framework final : public PluginRunner {
  public:
   // Builds and validates the profile: every plugin exists and implements the points it is enabled
   // at, exactly one QueueSort, at least one Bind. Errors name the profile and the configuration
@@ -133,9 +133,10 @@ class Framework {
   // Every PreFilter plugin that is a PreFilterExtensions and was not skipped this cycle updates its
   // state for a pod added to / removed from `node` (the NodeInfo already reflects the change).
   Status runPreFilterExtensionAddPod(CycleState& state, const PodInfo& podToSchedule,
-                                     const PodInfo& podToAdd, const NodeInfo& node) const;
+                                     const PodInfo& podToAdd, const NodeInfo& node) const override;
   Status runPreFilterExtensionRemovePod(CycleState& state, const PodInfo& podToSchedule,
-                                        const PodInfo& podToRemove, const NodeInfo& node) const;
+                                        const PodInfo& podToRemove,
+                                        const NodeInfo& node) const override;
   // Filter on one node: plugins in order, the first rejection wins.
   Status runFilterPlugins(const CycleState& state, const PodInfo& pod, const NodeInfo& node) const;
   // The same over a list from filtersToRun(), resolved once per cycle instead of once per node.
@@ -143,8 +144,16 @@ class Framework {
   FilterList filtersToRun(const CycleState& state) const;
   Status runFilterPlugins(const FilterList& filters, const CycleState& state, const PodInfo& pod,
                           const NodeInfo& node) const;
-  Status runPostFilterPlugins(CycleState& state, const PodInfo& pod,
-                              std::string* nominatedNode) const;
+  // Filter on one node as upstream's RunFilterPluginsWithNominatedPods: first with the pods of
+  // equal or higher priority nominated to the node added (on copies of the node and state, through
+  // the PreFilterExtensions), then, if any were added and that passed, without them. Both must
+  // pass.
+  Status runFilterPluginsWithNominatedPods(const CycleState& state, const PodInfo& pod,
+                                           const NodeInfo& node) const override;
+  // PostFilter plugins in order until one succeeds or answers UnschedulableAndUnresolvable; the
+  // Unschedulable messages of the others are joined with ", " (upstream's PostFilterMsg).
+  Status runPostFilterPlugins(CycleState& state, const PodInfo& pod, const Diagnosis& diagnosis,
+                              PostFilterResult& result) const;
   Status runPreScorePlugins(CycleState& state, const PodInfo& pod,
                             const std::vector<const NodeInfo*>& nodes) const;
   Status runScorePlugins(const CycleState& state, const PodInfo& pod,
@@ -203,6 +212,7 @@ class Framework {
   Status timed(const CycleState& state, const Plugin& plugin, Point point, Call&& call) const;
 
   std::string profile_name_;
+  const PodNominator* nominator_ = nullptr;  // from the Handle; not owned
   std::optional<int32_t> percentage_of_nodes_to_score_;
   std::vector<PluginPtr> owned_;
   const util::Clock& clock_;

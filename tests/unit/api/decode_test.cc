@@ -1021,6 +1021,11 @@ TEST(Decode, DecodeControllersReadTheirSelectorsAndNameTheFieldOnError) {
   ASSERT_FALSE(rc.ok());
   EXPECT_EQ(rc.error().message,
             "replicationcontroller d/r: spec.selector.app: expected string, got number");
+  auto pdb = decodePodDisruptionBudget(json::parse(
+      R"({"metadata": {"name": "p", "namespace": "d"}, "status": {"disruptionsAllowed": "1"}})"));
+  ASSERT_FALSE(pdb.ok());
+  EXPECT_EQ(pdb.error().message,
+            "poddisruptionbudget d/p: status.disruptionsAllowed: expected int32, got string");
   auto ns =
       decodeNamespace(json::parse(R"({"metadata": {"name": "prod", "labels": {"team": "a"}}})"));
   ASSERT_TRUE(ns.ok());
@@ -1075,6 +1080,16 @@ TEST(Decode, WorkloadObjectsRoundTripThroughEncode) {
   auto decoded_rc = decodeReplicationController(rc);
   ASSERT_TRUE(decoded_rc.ok()) << decoded_rc.error().message;
   EXPECT_EQ(encodeReplicationController(*decoded_rc), rc);
+
+  const json pdb = parse(R"({"apiVersion": "policy/v1", "kind": "PodDisruptionBudget",
+    "metadata": {"name": "web", "namespace": "shop"},
+    "spec": {"selector": {"matchLabels": {"app": "web"}}},
+    "status": {"disruptionsAllowed": 1, "disruptedPods": {"web-1": "2026-12-01T10:00:00Z"}}})");
+  auto decoded_pdb = decodePodDisruptionBudget(pdb);
+  ASSERT_TRUE(decoded_pdb.ok()) << decoded_pdb.error().message;
+  EXPECT_EQ(decoded_pdb->disruptionsAllowed, 1);
+  EXPECT_EQ(decoded_pdb->disruptedPods.count("web-1"), 1u);
+  EXPECT_EQ(encodePodDisruptionBudget(*decoded_pdb), pdb);
 
   const json ns = parse(R"({"apiVersion": "v1", "kind": "Namespace",
     "metadata": {"name": "shop", "labels": {"team": "shop"}}})");

@@ -48,6 +48,19 @@ TEST(ClusterObjectStore, ServicesListPerNamespaceInNameOrder) {
   EXPECT_TRUE(store.listServices("c").empty());
 }
 
+TEST(ClusterObjectStore, PodDisruptionBudgetsListPerNamespaceAndRemove) {
+  ClusterObjectStore store;
+  store.upsert(object<api::PodDisruptionBudget>("prod", "web"));
+  store.upsert(object<api::PodDisruptionBudget>("prod", "db"));
+  store.upsert(object<api::PodDisruptionBudget>("batch", "jobs"));
+  EXPECT_EQ(namesOf(store.listPodDisruptionBudgets("prod")),
+            (std::vector<std::string>{"prod/db", "prod/web"}));
+  EXPECT_TRUE(store.removePodDisruptionBudget("prod", "db"));
+  EXPECT_FALSE(store.removePodDisruptionBudget("prod", "db"));
+  EXPECT_EQ(namesOf(store.listPodDisruptionBudgets("prod")),
+            (std::vector<std::string>{"prod/web"}));
+}
+
 TEST(ClusterObjectStore, ControllersAreFoundByNamespaceAndName) {
   ClusterObjectStore store;
   store.upsert(object<api::ReplicaSet>("a", "web"));

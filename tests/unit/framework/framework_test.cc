@@ -522,6 +522,79 @@ TEST_F(RunnerTest, PreFilterExtensionErrorsNameThePlugin) {
   EXPECT_EQ(removed.message(), "running RemovePod on PreFilter plugin \"Broken\": no state");
 }
 
+// Rejects a node by how many pods it holds: fewer than `min` or more than `max`.
+class PodCountFilter final : public FilterPlugin {
+ public:
+  PodCountFilter(size_t min, size_t max) : min_(min), max_(max) {}
+  std::string_view name() const override { return "PodCountFilter"; }
+  Status filter(const CycleState&, const PodInfo&, const NodeInfo& node) const override {
+    const size_t n = node.pods().size();
+    if (n < min_ || n > max_) return Status(Code::Unschedulable, "pod count");
+    return Status();
+  }
+
+ private:
+  size_t min_, max_;
+};
+
+class FixedNominator final : public PodNominator {
+ public:
+  std::vector<PodInfoPtr> nominatedPodsForNode(std::string_view node) const override {
+    auto it = pods.find(std::string(node));
+    return it == pods.end() ? std::vector<PodInfoPtr>{} : it->second;
+  }
+  std::map<std::string, std::vector<PodInfoPtr>> pods;
+};
+
+PodInfoPtr nominatedPod(const std::string& name, int32_t priority) {
+  return makePodInfo(MakePod().name(name).uid(name).priority(priority).obj());
+}
+
+FrameworkPtr withPodCountFilter(const FixedNominator& nominator, size_t min, size_t max) {
+  Registry r = plugins::makeInTreeRegistry();
+  r.add("PodCountFilter", factoryOf<PodCountFilter>(min, max)).ignore();
+  auto p = profileWith({});
+  p.plugins.filter.enabled = {plugin("PodCountFilter")};
+  Handle handle;
+  handle.nominator = &nominator;
+  auto fw = Framework::create(r, p, handle);
+  EXPECT_TRUE(fw.ok()) << fw.error().message;
+  return std::move(*fw);
+}
+
+TEST_F(RunnerTest, NominatedPodsOfEqualOrHigherPriorityTakeRoomFirst) {
+  FixedNominator nominator;
+  nominator.pods["n1"] = {nominatedPod("high", 10)};
+  nominator.pods["n2"] = {nominatedPod("low", 1)};
+  nominator.pods["n3"] = {nominatedPod("same", 5)};
+  auto fw = withPodCountFilter(nominator, 0, 0);  // fits only an empty node
+  PodInfo pod(MakePod().name("p").uid("p").priority(5).obj());
+  EXPECT_EQ(fw->runFilterPluginsWithNominatedPods(state_, pod, *snapshot_.get("n1")).code(),
+            Code::Unschedulable);
+  EXPECT_TRUE(fw->runFilterPluginsWithNominatedPods(state_, pod, *snapshot_.get("n2")).isSuccess());
+  EXPECT_EQ(fw->runFilterPluginsWithNominatedPods(state_, pod, *snapshot_.get("n3")).code(),
+            Code::Unschedulable);
+  // The node itself is untouched.
+  EXPECT_TRUE(snapshot_.get("n1")->pods().empty());
+}
+
+TEST_F(RunnerTest, APodIsNotCountedAgainstItsOwnNomination) {
+  FixedNominator nominator;
+  nominator.pods["n1"] = {nominatedPod("p", 5)};
+  auto fw = withPodCountFilter(nominator, 0, 0);
+  PodInfo pod(MakePod().name("p").uid("p").priority(5).obj());
+  EXPECT_TRUE(fw->runFilterPluginsWithNominatedPods(state_, pod, *snapshot_.get("n1")).isSuccess());
+}
+
+TEST_F(RunnerTest, ANodeMustFitAlsoWithoutItsNominatedPods) {
+  FixedNominator nominator;
+  nominator.pods["n1"] = {nominatedPod("high", 10)};
+  auto fw = withPodCountFilter(nominator, 1, 5);  // needs a pod there, as pod affinity may
+  PodInfo pod(MakePod().name("p").uid("p").priority(5).obj());
+  EXPECT_EQ(fw->runFilterPluginsWithNominatedPods(state_, pod, *snapshot_.get("n1")).code(),
+            Code::Unschedulable);
+}
+
 TEST_F(RunnerTest, OnlySampledCyclesTimeEachPluginCall) {
   auto p = profileWith({});
   p.plugins.filter.enabled = {plugin("RejectN2")};
