@@ -496,6 +496,7 @@ void read(const json& j, const Path& p, PodSpec& out) {
   get(j, p, "tolerations", out.tolerations);
   get(j, p, "priority", out.priority);
   get(j, p, "priorityClassName", out.priorityClassName);
+  get(j, p, "preemptionPolicy", out.preemptionPolicy);
   get(j, p, "initContainers", out.initContainers);
   get(j, p, "containers", out.containers);
   get(j, p, "overhead", out.overhead);
@@ -537,6 +538,7 @@ void read(const json& j, const Path& p, PodStatus& out) {
   get(j, p, "phase", out.phase);
   get(j, p, "conditions", out.conditions);
   get(j, p, "nominatedNodeName", out.nominatedNodeName);
+  get(j, p, "startTime", out.startTime);
   get(j, p, "reason", out.reason);
   get(j, p, "message", out.message);
 }

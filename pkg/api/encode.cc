@@ -267,6 +267,7 @@ json encodeSpec(const PodSpec& s) {
     return o;
   });
   putString(out, "priorityClassName", s.priorityClassName);
+  putString(out, "preemptionPolicy", s.preemptionPolicy);
   if (s.priority) {
     out["priority"] = *s.priority;
   }
@@ -304,6 +305,9 @@ json encodeStatus(const PodStatus& s) {
   putString(out, "message", s.message);
   putString(out, "reason", s.reason);
   putString(out, "nominatedNodeName", s.nominatedNodeName);
+  if (s.startTime) {
+    out["startTime"] = formatTimestamp(*s.startTime);
+  }
   return out;
 }
 

@@ -195,6 +195,8 @@ struct PodSpec {
   std::vector<Toleration> tolerations;
   std::optional<int32_t> priority;
   std::string priorityClassName;
+  // "Never" keeps the pod from preempting others; empty or "PreemptLowerPriority" lets it.
+  std::string preemptionPolicy;
   std::vector<Container> initContainers;
   std::vector<Container> containers;
   ResourceList overhead;
@@ -225,7 +227,8 @@ struct PodStatus {
   std::string phase;  // one of the kPod phase values
   std::vector<PodCondition> conditions;
   std::string nominatedNodeName;
-  std::string reason;  // e.g. OutOfcpu when kubelet rejected the pod
+  std::optional<Timestamp> startTime;  // when the kubelet started the pod; preemption's tie-break
+  std::string reason;                  // e.g. OutOfcpu when kubelet rejected the pod
   std::string message;
 };
 

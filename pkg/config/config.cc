@@ -599,12 +599,19 @@ util::Result<Configuration> parse(std::string_view text, const std::string& pref
 
 const std::vector<PluginRef>& defaultMultiPointPlugins() {
   static const std::vector<PluginRef> kDefaults = {
-      {"PrioritySort", 0, "default"},     {"NodeUnschedulable", 0, "default"},
-      {"NodeName", 0, "default"},         {"TaintToleration", 3, "default"},
-      {"NodeAffinity", 2, "default"},     {"NodePorts", 0, "default"},
-      {"NodeResourcesFit", 1, "default"}, {"PodTopologySpread", 2, "default"},
-      {"InterPodAffinity", 2, "default"}, {"NodeResourcesBalancedAllocation", 1, "default"},
-      {"ImageLocality", 1, "default"},    {"DefaultBinder", 0, "default"},
+      {"PrioritySort", 0, "default"},
+      {"NodeUnschedulable", 0, "default"},
+      {"NodeName", 0, "default"},
+      {"TaintToleration", 3, "default"},
+      {"NodeAffinity", 2, "default"},
+      {"NodePorts", 0, "default"},
+      {"NodeResourcesFit", 1, "default"},
+      {"PodTopologySpread", 2, "default"},
+      {"InterPodAffinity", 2, "default"},
+      {"DefaultPreemption", 0, "default"},
+      {"NodeResourcesBalancedAllocation", 1, "default"},
+      {"ImageLocality", 1, "default"},
+      {"DefaultBinder", 0, "default"},
   };
   return kDefaults;
 }

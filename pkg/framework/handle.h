@@ -7,6 +7,7 @@
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/nominator.h"
 #include "pkg/framework/status.h"
+#include "pkg/util/random.h"
 
 namespace berth::framework {
 
@@ -46,6 +47,9 @@ struct Handle {
   const PodNominator* nominator = nullptr;
   // The framework the plugin is built into; set by Framework::create (callers leave it null).
   const PluginRunner* runner = nullptr;
+  // Not owned; the chance a plugin draws (preemption's first candidate node). Null:
+  // util::defaultRandom(); the simulator and tests fix it so that their runs repeat.
+  util::Random* random = nullptr;
 };
 
 }  // namespace berth::framework

@@ -1,6 +1,7 @@
 #include "pkg/plugins/registry.h"
 
 #include "pkg/plugins/defaultbinder/default_binder.h"
+#include "pkg/plugins/defaultpreemption/default_preemption.h"
 #include "pkg/plugins/imagelocality/image_locality.h"
 #include "pkg/plugins/interpodaffinity/inter_pod_affinity.h"
 #include "pkg/plugins/names.h"
@@ -33,6 +34,8 @@ framework::runtime::Registry makeInTreeRegistry() {
       podtopologyspread::decodePodTopologySpreadArgs);
   add(names::kInterPodAffinity, interpodaffinity::newInterPodAffinity,
       interpodaffinity::decodeInterPodAffinityArgs);
+  add(names::kDefaultPreemption, defaultpreemption::newDefaultPreemption,
+      defaultpreemption::decodeDefaultPreemptionArgs);
   add(names::kNodeResourcesBalancedAllocation, noderesources::newBalancedAllocation,
       noderesources::decodeNodeResourcesBalancedAllocationArgs);
   add(names::kImageLocality, imagelocality::newImageLocality);
