@@ -29,7 +29,9 @@ constexpr const char* kExplainHelp =
 from the cluster, run the pod through the same filters and scores as the daemon (and
 'berth simulate --explain'), and print each node's verdict: the plugin that rejects it and why,
 or each plugin's score. A pod that fits nowhere also gets the message the daemon records on it
-("0/N nodes are available: ..."). Nothing is written to the cluster.
+("0/N nodes are available: ..."), and, as the daemon would preempt, whom it would preempt and
+where, or for each node why preemption cannot help (no lower-priority pods, still does not fit
+without them, or evicting pods does not lift the rejection). Nothing is written to the cluster.
 
 The pod's spec.schedulerName picks the profile from --config, as in the daemon. When no profile has
 that name, berth never schedules the pod (it is left to the scheduler of that name); explain says
@@ -65,13 +67,16 @@ util::Result<PodRef> parsePodRef(const std::string& arg) {
 }
 
 // Every object of a kind plugins read besides pods and nodes. Without them the plugins see fewer
-// objects, not a broken cluster: a list that fails is a warning.
+// objects, not a broken cluster: a list that fails is a warning. With `noneWhenNotServed`, a server
+// that does not serve the kind at all (404) simply has none.
 template <typename T>
 void readObjects(client::RestClient& client, const client::Resource& resource,
                  util::Result<T> (*decode)(const nlohmann::json&),
-                 std::vector<std::shared_ptr<const T>>& out, std::vector<std::string>& warnings) {
+                 std::vector<std::shared_ptr<const T>>& out, std::vector<std::string>& warnings,
+                 bool noneWhenNotServed = false) {
   auto listed = client.listAll(resource, "");
   if (!listed.ok()) {
+    if (noneWhenNotServed && listed.error().isNotFound()) return;
     warnings.push_back("could not list " + std::string(resource.name) + ": " +
                        listed.error().toString());
     return;
@@ -127,6 +132,10 @@ util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::
               warnings);
   readObjects(client, client::kReplicationControllers, api::decodeReplicationController,
               cluster.replicationControllers, warnings);
+  // Preemption avoids disrupting what a budget protects; an API server without policy/v1 (berth's
+  // embedded one) has no budgets.
+  readObjects(client, api::kPodDisruptionBudgets, api::decodePodDisruptionBudget,
+              cluster.podDisruptionBudgets, warnings, /*noneWhenNotServed=*/true);
   return cluster;
 }
 
@@ -180,7 +189,14 @@ std::string renderTable(const simulate::Report& report, const simulate::PodResul
     return a->name == chosen && b->name != chosen;
   });
 
-  if (result.node) {
+  if (!result.nominatedNode.empty()) {
+    std::string victims;
+    for (const auto& v : result.victims) victims += (victims.empty() ? "" : ", ") + v;
+    out << "Pod " << result.pod << " is pending and fits no node as the cluster is; berth would "
+        << "preempt " << victims << " on node " << inQuotes(result.nominatedNode)
+        << " to make room for it (profile " << inQuotes(result.profile) << "):\n"
+        << result.message << "\n";
+  } else if (result.node) {
     out << "Pod " << result.pod << " is pending; it fits " << feasible.size() << " of "
         << report.numNodes << " nodes and berth would bind it to node " << inQuotes(*result.node)
         << " (profile " << inQuotes(result.profile) << ").\n";
@@ -221,11 +237,16 @@ std::string renderTable(const simulate::Report& report, const simulate::PodResul
   }
   if (!rejected.empty()) {
     out << "\nRejected nodes:\n";
+    // Preemption's verdict per node, when the pod fits nowhere and may preempt.
+    const bool preemption = std::any_of(rejected.begin(), rejected.end(),
+                                        [](const auto* n) { return !n->preemption.empty(); });
     std::vector<std::vector<std::string>> rows = {{"NODE", "PLUGIN", "REASON"}};
+    if (preemption) rows.front().push_back("PREEMPTION");
     for (const auto* n : rejected) {
       std::string reasons;
       for (const auto& r : n->reasons) reasons += (reasons.empty() ? "" : ", ") + r;
       rows.push_back({n->name, n->plugin.empty() ? "-" : n->plugin, reasons});
+      if (preemption) rows.back().push_back(n->preemption.empty() ? "-" : n->preemption);
     }
     out << formatColumns(rows);
   }

@@ -59,6 +59,7 @@ int simulateCommand(const std::vector<std::string>& args) {
   std::string schedulerName(config::kDefaultSchedulerName);
   bool explain = false;
   bool allPending = false;
+  bool noPreemption = false;
   uint64_t seed = 0;
   FlagSet flags;
   flags.addString("cluster", &cluster,
@@ -74,12 +75,19 @@ int simulateCommand(const std::vector<std::string>& args) {
                   "Place the pending pods whose spec.schedulerName is this name");
   flags.addBool("all-pending", &allPending,
                 "Place every pending pod, whatever its spec.schedulerName");
-  flags.addUint("seed", &seed, "Seed for breaking ties between equally scored nodes");
+  flags.addUint("seed", &seed,
+                "Seed for breaking ties between equally scored nodes and for preemption's first "
+                "candidate node");
+  flags.addBool("no-preemption", &noPreemption,
+                "Do not preempt: a pod that fits nowhere stays pending instead of evicting "
+                "lower-priority pods");
   const CommandLine cli = flags.parseCommandLine(
       args,
       "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
       "placement assumed before the next, with the same plugins and configuration as the\n"
-      "daemon; print where each pod goes or the reason it fits nowhere.\n\n"
+      "daemon; print where each pod goes or the reason it fits nowhere. A pod that fits\n"
+      "nowhere preempts as the daemon would: the lower-priority pods it evicts leave the\n"
+      "simulated cluster and it is placed on the node they made room on.\n\n"
       "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n",
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
@@ -101,7 +109,7 @@ int simulateCommand(const std::vector<std::string>& args) {
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));
-  simulate::Options options{schedulerName, allPending, explain, seed};
+  simulate::Options options{schedulerName, allPending, explain, seed, !noPreemption};
   auto report = simulate::run(*objects, *cfg, options, parallelizer);
   if (!report.ok()) return fail(report.error().message);
   if (output == "json") {

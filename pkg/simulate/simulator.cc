@@ -8,6 +8,8 @@
 #include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/snapshot.h"
+#include "pkg/plugins/defaultpreemption/default_preemption.h"
+#include "pkg/plugins/names.h"
 #include "pkg/plugins/podtopologyspread/constraints.h"
 #include "pkg/plugins/registry.h"
 
@@ -48,6 +50,60 @@ std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
     nodes.push_back(std::move(e));
   }
   return nodes;
+}
+
+// What preemption would do on each node for a pod that fits nowhere, by node name: the victims
+// of a dry run like DefaultPreemption's (on every node, not only until enough candidates), or why
+// evicting pods cannot make room there.
+std::unordered_map<std::string_view, std::string> explainPreemption(
+    const Framework& fw, const framework::ClusterObjects& objects,
+    const framework::CycleState& state, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot, const framework::Diagnosis& diagnosis,
+    const std::string& chosen) {
+  namespace dp = plugins::defaultpreemption;
+  std::unordered_map<std::string_view, framework::Code> codes;
+  for (const auto& [name, status] : diagnosis.nodeToStatus) codes.emplace(name, status.code());
+  std::unordered_map<std::string_view, std::string> verdicts;
+  for (const auto& info : snapshot.nodeInfos()) {
+    auto it = codes.find(info->name());
+    const framework::Code code = it != codes.end() ? it->second
+                                 : diagnosis.absentNodesStatus
+                                     ? diagnosis.absentNodesStatus->code()
+                                     : framework::Code::UnschedulableAndUnresolvable;
+    std::string& verdict = verdicts[info->name()];
+    if (code != framework::Code::Unschedulable) {
+      verdict = "cannot help: evicting pods does not lift this rejection";
+      continue;
+    }
+    framework::NodeInfo node = *info;
+    framework::CycleState copy = state.clone();
+    dp::Victims victims;
+    framework::Status s = dp::selectVictimsOnNode(fw, &objects, copy, pod, node, victims);
+    if (!s.isSuccess()) {
+      verdict =
+          s.message() == dp::kNoVictims
+              ? "cannot help: no lower-priority pods to preempt"
+              : "cannot help: still does not fit without its lower-priority pods: " + s.message();
+      continue;
+    }
+    verdict = "would preempt ";
+    for (size_t i = 0; i < victims.pods.size(); ++i) {
+      verdict += (i ? ", " : "") + api::podKey(*victims.pods[i]->pod);
+    }
+    if (victims.numPDBViolations > 0) {
+      verdict +=
+          " (" + std::to_string(victims.numPDBViolations) + " against its PodDisruptionBudget)";
+    }
+    if (info->name() == chosen) verdict += " (chosen)";
+  }
+  return verdicts;
+}
+
+bool runsDefaultPreemption(const Framework& fw) {
+  const auto points = fw.pluginsByExtensionPoint();
+  const auto it = points.find("PostFilter");
+  return it != points.end() && std::find(it->second.begin(), it->second.end(),
+                                         plugins::names::kDefaultPreemption) != it->second.end();
 }
 
 void addClusterObjects(const api::ObjectSet& objects, framework::ClusterObjectStore& store) {
@@ -92,8 +148,10 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
   auto registry = plugins::makeInTreeRegistry();
   framework::ClusterObjectStore clusterObjects;
   addClusterObjects(objects, clusterObjects);
-  // Nothing is bound: placements are assumed in the snapshot.
-  framework::Handle handle{.binder = nullptr, .objects = &clusterObjects};
+  // Nothing is bound: placements are assumed in the snapshot. The seed fixes preemption's draws
+  // too, so that a run repeats.
+  util::SeededRandom random(options.seed);
+  framework::Handle handle{.binder = nullptr, .objects = &clusterObjects, .random = &random};
   std::map<std::string, std::unique_ptr<Framework>, std::less<>> profiles;
   for (const auto& p : config.profiles) {
     auto fw = Framework::create(registry, p, handle);
@@ -151,18 +209,46 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
     } else {
       framework::CycleState state;
       auto out = scheduler.schedulePod(fw, state, *queued.podInfo, snapshot);
-      if (out.status.isSuccess()) {
-        result.node = out.node;
-        // Assume: the next pod sees this one on its node.
-        auto assumed = std::make_shared<api::Pod>(pod);
-        assumed->spec.nodeName = out.node;
-        snapshot.addPod(out.node, framework::makePodInfo(std::move(assumed)));
-      } else if (out.fitError) {
+      std::string node = out.node;
+      framework::PostFilterResult preempted;
+      std::unordered_map<std::string_view, std::string> preemption;
+      if (out.fitError) {
+        if (options.preemption && fw.hasPostFilterPlugins()) {
+          framework::Status s =
+              fw.runPostFilterPlugins(state, *queued.podInfo, out.fitError->diagnosis, preempted);
+          out.fitError->diagnosis.postFilterMsg = s.message();
+          if (options.explain && runsDefaultPreemption(fw) &&
+              s.message().find("not eligible") == std::string::npos) {
+            preemption = explainPreemption(fw, clusterObjects, state, *queued.podInfo, snapshot,
+                                           out.fitError->diagnosis, preempted.nominatedNode);
+          }
+          if (s.isSuccess()) node = preempted.nominatedNode;
+        }
         result.message = out.fitError->message();
-      } else {
+      } else if (!out.status.isSuccess()) {
         result.message = out.status.message();
       }
-      if (options.explain) result.nodes = explain(snapshot, out);
+      if (options.explain) {
+        result.nodes = explain(snapshot, out);
+        for (auto& n : result.nodes) {
+          if (auto it = preemption.find(n.name); it != preemption.end()) {
+            n.preemption = std::move(it->second);
+          }
+        }
+      }
+      if (!node.empty()) {
+        result.node = node;
+        // Evict, then assume: the next pod sees this one on its node, and not its victims.
+        for (const auto& victim : preempted.victims) {
+          if (!snapshot.removePod(node, *victim->pod)) continue;
+          result.victims.push_back(api::podKey(*victim->pod));
+          report.evictions.push_back({api::podKey(*victim->pod), node, result.pod});
+        }
+        if (!preempted.nominatedNode.empty()) result.nominatedNode = node;
+        auto assumed = std::make_shared<api::Pod>(pod);
+        assumed->spec.nodeName = node;
+        snapshot.addPod(node, framework::makePodInfo(std::move(assumed)));
+      }
     }
     report.results.push_back(std::move(result));
   }
@@ -174,7 +260,11 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
   for (const auto& r : report.results) {
     nlohmann::json j = {{"pod", r.pod}};
     j["node"] = r.node ? nlohmann::json(*r.node) : nlohmann::json(nullptr);
-    if (!r.node) j["message"] = r.message;
+    if (!r.node || !r.nominatedNode.empty()) j["message"] = r.message;
+    if (!r.nominatedNode.empty()) {
+      j["nominatedNode"] = r.nominatedNode;
+      j["victims"] = r.victims;
+    }
     if (withExplain) {
       nlohmann::json nodes = nlohmann::json::array();
       for (const auto& n : r.nodes) {
@@ -187,6 +277,7 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
                             {"total", n.total}};
         if (!n.plugin.empty()) e["plugin"] = n.plugin;
         if (!n.evaluated) e["evaluated"] = false;
+        if (!n.preemption.empty()) e["preemption"] = n.preemption;
         nodes.push_back(std::move(e));
       }
       j["nodes"] = std::move(nodes);
@@ -194,6 +285,13 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
     results.push_back(std::move(j));
   }
   nlohmann::json out = {{"results", std::move(results)}};
+  if (!report.evictions.empty()) {
+    nlohmann::json evicted = nlohmann::json::array();
+    for (const auto& e : report.evictions) {
+      evicted.push_back({{"pod", e.pod}, {"node", e.node}, {"by", e.by}});
+    }
+    out["evicted"] = std::move(evicted);
+  }
   if (!report.warnings.empty()) out["warnings"] = report.warnings;
   return out;
 }
@@ -218,8 +316,14 @@ std::string toTable(const Report& report, bool withExplain) {
   out << pad("POD", podWidth + 3) << pad("NODE", nodeWidth + 3) << "RESULT\n";
   int placed = 0;
   for (const auto& r : report.results) {
-    out << pad(r.pod, podWidth + 3) << pad(r.node ? *r.node : "<none>", nodeWidth + 3)
-        << (r.node ? "Scheduled" : r.message) << "\n";
+    out << pad(r.pod, podWidth + 3) << pad(r.node ? *r.node : "<none>", nodeWidth + 3);
+    if (!r.nominatedNode.empty()) {
+      out << "Scheduled after preempting";
+      for (size_t i = 0; i < r.victims.size(); ++i) out << (i ? ", " : " ") << r.victims[i];
+    } else {
+      out << (r.node ? "Scheduled" : r.message);
+    }
+    out << "\n";
     if (r.node) ++placed;
     if (!withExplain || r.nodes.empty()) continue;
     size_t w = 4;
@@ -236,6 +340,7 @@ std::string toTable(const Report& report, bool withExplain) {
       } else {
         out << "no     ";
         for (size_t i = 0; i < n.reasons.size(); ++i) out << (i ? ", " : "") << n.reasons[i];
+        if (!n.preemption.empty()) out << "; preemption: " << n.preemption;
       }
       out << "\n";
     }
@@ -243,6 +348,9 @@ std::string toTable(const Report& report, bool withExplain) {
   out << "\n"
       << placed << "/" << report.results.size() << " pending pods placed on " << report.numNodes
       << " nodes\n";
+  for (const auto& e : report.evictions) {
+    out << "evicted " << e.pod << " from node " << e.node << " to make room for " << e.by << "\n";
+  }
   for (const auto& w : report.warnings) out << "warning: " << w << "\n";
   return out.str();
 }

@@ -2,7 +2,9 @@
 // The offline what-if: given the nodes and pods of a cluster file (and the namespaces, services and
 // controllers plugins read, through the Handle's ClusterObjects), place the pending pods one by
 // one in queue order with the same framework and plugins the daemon uses, each placement assumed
-// before the next, and report where each pod went or why it fits nowhere.
+// before the next, and report where each pod went or why it fits nowhere. A pod that fits nowhere
+// preempts as the daemon would (the profile's PostFilter plugins): its victims leave the simulated
+// cluster and it is placed on the node they made room on.
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -23,6 +25,8 @@ struct Options {
   bool allPending = false;  // every pending pod, whatever its schedulerName
   bool explain = false;     // keep per-node reasons and scores
   uint64_t seed = 0;
+  bool preemption =
+      true;  // run the PostFilter plugins (DefaultPreemption) for a pod that fits nowhere
 };
 
 struct NodeExplanation {
@@ -34,19 +38,34 @@ struct NodeExplanation {
   std::vector<std::pair<std::string, int64_t>>
       scores;         // plugin -> normalized score, before weights
   int64_t total = 0;  // sum of score * weight
+  // For a pod that fits nowhere (with Options::explain and preemption): what evicting pods from
+  // this node would take, or why it cannot help.
+  std::string preemption;
 };
 
 struct PodResult {
   std::string pod;  // namespace/name
   std::string profile;
   std::optional<std::string> node;
-  std::string message;                 // why it was not placed
+  std::string message;  // why it was not placed, or why it had to preempt
+  // Set when the pod was placed by preempting: the node, and the pods evicted from it
+  // (namespace/name), most important first.
+  std::string nominatedNode;
+  std::vector<std::string> victims;
   std::vector<NodeExplanation> nodes;  // with Options::explain
+};
+
+// A pod evicted from the simulated cluster to make room for a preemptor.
+struct Eviction {
+  std::string pod;  // namespace/name
+  std::string node;
+  std::string by;  // the preemptor, namespace/name
 };
 
 struct Report {
   int numNodes = 0;
   std::vector<PodResult> results;
+  std::vector<Eviction> evictions;    // in the order they happened
   std::vector<std::string> warnings;  // e.g. a pod bound to a node not in the file
 };
 

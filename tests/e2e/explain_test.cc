@@ -155,17 +155,57 @@ TEST_F(Explain, PodThatFitsNowhereNamesEachNodesRejectingPluginAndReason) {
                        "1 node(s) were unschedulable, 2 Insufficient cpu."),
             std::string::npos)
       << r.out;
-  const std::vector<std::vector<std::string>> expected = {
-      {"small", "NodeResourcesFit", "Insufficient", "cpu"},
-      {"big", "NodeResourcesFit", "Insufficient", "cpu"},  // the bound pod "busy" counts
-      {"gpu", "TaintToleration", "node(s)", "had", "untolerated", "taint", "{gpu:", "true}"},
-      {"cordoned", "NodeUnschedulable", "node(s)", "were", "unschedulable"},
+  // Then why preemption cannot help there: "busy" has the pod's own priority.
+  const std::vector<std::string> noVictims = {"cannot", "help:", "no",     "lower-priority",
+                                              "pods",   "to",    "preempt"};
+  const std::vector<std::string> notLifted = {"cannot", "help:", "evicting", "pods",     "does",
+                                              "not",    "lift",  "this",     "rejection"};
+  auto row = [](std::vector<std::string> cells, const std::vector<std::string>& preemption) {
+    cells.insert(cells.end(), preemption.begin(), preemption.end());
+    return cells;
   };
-  for (const auto& row : expected) {
-    SCOPED_TRACE(row.front());
-    EXPECT_EQ(words(lineStartingWith(r.out, row.front() + " ")), row) << r.out;
+  const std::vector<std::vector<std::string>> expected = {
+      row({"small", "NodeResourcesFit", "Insufficient", "cpu"}, noVictims),
+      // the bound pod "busy" counts
+      row({"big", "NodeResourcesFit", "Insufficient", "cpu"}, noVictims),
+      row({"gpu", "TaintToleration", "node(s)", "had", "untolerated", "taint", "{gpu:", "true}"},
+          notLifted),
+      row({"cordoned", "NodeUnschedulable", "node(s)", "were", "unschedulable"}, notLifted),
+  };
+  for (const auto& cells : expected) {
+    SCOPED_TRACE(cells.front());
+    EXPECT_EQ(words(lineStartingWith(r.out, cells.front() + " ")), cells) << r.out;
   }
   EXPECT_EQ(r.out.find("Feasible nodes"), std::string::npos) << r.out;
+}
+
+TEST_F(Explain, PendingHighPriorityPodSaysWhomItWouldPreemptAndWhere) {
+  createNodesThatRejectBigPods();
+  json urgent = podJson("urgent", "2");
+  urgent["spec"]["priority"] = 1000;
+  create(Resource::Pods, urgent);
+
+  Outcome r = explain("default/urgent");
+  ASSERT_EQ(r.exitCode, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("Pod default/urgent is pending and fits no node as the cluster is; berth "
+                       "would preempt default/busy on node \"big\" to make room for it (profile "
+                       "\"berth\"):"),
+            std::string::npos)
+      << r.out;
+  EXPECT_EQ(words(lineStartingWith(r.out, "big ")),
+            (std::vector<std::string>{"big", "NodeResourcesFit", "Insufficient", "cpu", "would",
+                                      "preempt", "default/busy", "(chosen)"}))
+      << r.out;
+  EXPECT_TRUE(r.err.empty()) << r.err;
+
+  Outcome j = explain("default/urgent --output=json");
+  ASSERT_EQ(j.exitCode, 0) << j.out << j.err;
+  const json result = json::parse(j.out)["results"][0];
+  EXPECT_EQ(result["node"], "big");
+  EXPECT_EQ(result["nominatedNode"], "big");
+  EXPECT_EQ(result["victims"], json::array({"default/busy"}));
+  // Nothing was written: the victim is still there.
+  EXPECT_TRUE(store_.get(Resource::Pods, "default", "busy").ok());
 }
 
 TEST_F(Explain, PodWithAFieldBerthDoesNotImplementIsRefusedNamingIt) {
@@ -269,7 +309,9 @@ TEST_F(Explain, PendingPodJsonCarriesFitErrorMessage) {
   EXPECT_TRUE(result["node"].is_null());
   EXPECT_EQ(result["message"],
             "0/4 nodes are available: 1 node(s) had untolerated taint {gpu: true}, 1 node(s) were "
-            "unschedulable, 2 Insufficient cpu.");
+            "unschedulable, 2 Insufficient cpu. preemption: 0/4 nodes are available: 2 No "
+            "preemption victims found for incoming pod, 2 Preemption is not helpful for "
+            "scheduling.");
   ASSERT_EQ(result["nodes"].size(), 4u);
   for (const json& n : result["nodes"]) {
     EXPECT_FALSE(n["feasible"]);

@@ -68,7 +68,9 @@ TEST(Simulate, ReportsUpstreamFitErrorMessage) {
       EXPECT_TRUE(res["node"].is_null());
       EXPECT_EQ(res["message"],
                 "0/6 nodes are available: 1 node(s) were unschedulable, 2 node(s) had untolerated "
-                "taint {gpu: true}, 3 Insufficient cpu.");
+                "taint {gpu: true}, 3 Insufficient cpu. preemption: 0/6 nodes are available: 3 No "
+                "preemption victims found for incoming pod, 3 Preemption is not helpful for "
+                "scheduling.");
     }
   }
   EXPECT_TRUE(found);
@@ -93,6 +95,82 @@ TEST(Simulate, SameSeedSameResult) {
   Output a = runBerth("simulate --cluster examples/cluster.yaml --output json --seed 7");
   Output b = runBerth("simulate --cluster examples/cluster.yaml --output json --seed 7");
   EXPECT_EQ(a.out, b.out);
+}
+
+// Two full nodes of batch pods; the one on n1 is protected by a PodDisruptionBudget, so the
+// high-priority pod preempts on n2.
+constexpr const char* kPreemptionCluster = R"(apiVersion: v1
+kind: List
+items:
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n1}
+  status: {allocatable: {cpu: "2", memory: 16Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Node
+  metadata: {name: n2}
+  status: {allocatable: {cpu: "2", memory: 16Gi, pods: "110"}}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: batch-1, namespace: jobs, labels: {app: batch}}
+  spec:
+    nodeName: n1
+    priority: 10
+    containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+  status: {phase: Running}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: report, namespace: jobs, labels: {app: report}}
+  spec:
+    nodeName: n2
+    priority: 10
+    containers: [{name: c, resources: {requests: {cpu: "2"}}}]
+  status: {phase: Running}
+- apiVersion: policy/v1
+  kind: PodDisruptionBudget
+  metadata: {name: batch, namespace: jobs}
+  spec: {selector: {matchLabels: {app: batch}}}
+  status: {disruptionsAllowed: 0}
+- apiVersion: v1
+  kind: Pod
+  metadata: {name: api, namespace: prod}
+  spec:
+    schedulerName: berth
+    priority: 1000
+    containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+)";
+
+TEST(Simulate, PreemptsLowerPriorityPodsAvoidingAPodDisruptionBudget) {
+  const std::string path = writeTemp("preemption.yaml", kPreemptionCluster);
+  Output r = runBerth("simulate --cluster " + path + " --output json");
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  const auto& api = j["results"][0];
+  EXPECT_EQ(api["pod"], "prod/api");
+  EXPECT_EQ(api["node"], "n2");
+  EXPECT_EQ(api["nominatedNode"], "n2");
+  EXPECT_EQ(api["victims"], nlohmann::json::array({"jobs/report"}));
+  EXPECT_EQ(j["evicted"],
+            nlohmann::json::parse(R"([{"pod": "jobs/report", "node": "n2", "by": "prod/api"}])"));
+
+  Output table = runBerth("simulate --cluster " + path);
+  ASSERT_EQ(table.exitCode, 0) << table.out;
+  EXPECT_NE(table.out.find("prod/api   n2     Scheduled after preempting jobs/report\n"),
+            std::string::npos)
+      << table.out;
+  EXPECT_NE(table.out.find("evicted jobs/report from node n2 to make room for prod/api\n"),
+            std::string::npos)
+      << table.out;
+}
+
+TEST(Simulate, NoPreemptionFlagLeavesThePodPending) {
+  const std::string path = writeTemp("preemption.yaml", kPreemptionCluster);
+  Output r = runBerth("simulate --cluster " + path + " --output json --no-preemption");
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  const auto j = nlohmann::json::parse(r.out);
+  EXPECT_TRUE(j["results"][0]["node"].is_null());
+  EXPECT_EQ(j["results"][0]["message"], "0/2 nodes are available: 2 Insufficient cpu.");
+  EXPECT_FALSE(j.contains("evicted"));
 }
 
 TEST(Simulate, BadQuantityExitsTwoNamingObjectAndField) {

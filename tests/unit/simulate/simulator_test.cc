@@ -48,13 +48,17 @@ TEST(Simulator, PlacesPendingPodsInQueueOrderEachAssumedBeforeTheNext) {
        {MakePod().name("a").req({{"cpu", "600m"}}).created(1).obj(),
         MakePod().name("b").req({{"cpu", "600m"}}).created(2).obj()},
        {},
-       {"default/a -> n1", "default/b: 0/1 nodes are available: 1 Insufficient cpu."}},
+       {"default/a -> n1",
+        "default/b: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod."}},
       {"higher priority goes first, whatever the file order",
        {node("n1", "1")},
        {MakePod().name("low").req({{"cpu", "600m"}}).created(1).obj(),
         MakePod().name("high").priority(10).req({{"cpu", "600m"}}).created(2).obj()},
        {},
-       {"default/high -> n1", "default/low: 0/1 nodes are available: 1 Insufficient cpu."}},
+       {"default/high -> n1",
+        "default/low: 0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are "
+        "available: 1 No preemption victims found for incoming pod."}},
       {"bound pods take room on their node; finished pods take none",
        {node("n1", "1"), node("n2", "1")},
        {MakePod().name("running").node("n1").phase("Running").req({{"cpu", "800m"}}).obj(),
@@ -105,6 +109,128 @@ TEST(Simulator, PlacesPendingPodsInQueueOrderEachAssumedBeforeTheNext) {
     EXPECT_EQ(outcomes(*report), c.want);
     EXPECT_EQ(report->warnings, c.warnings);
   }
+}
+
+// n1 runs a low-priority pod; the pending pods need its room.
+api::ObjectSet preemptionCluster() {
+  return {.nodes = {node("n1", "1"), node("n2", "1")},
+          .pods = {MakePod().name("batch").node("n1").priority(1).req({{"cpu", "800m"}}).obj(),
+                   MakePod().name("db").node("n2").priority(1000).req({{"cpu", "800m"}}).obj(),
+                   MakePod().name("web").priority(100).req({{"cpu", "600m"}}).created(1).obj(),
+                   MakePod().name("small").priority(100).req({{"cpu", "300m"}}).created(2).obj()}};
+}
+
+TEST(Simulator, PreemptsAsTheDaemonAndPlacesThePreemptorInTheSameRun) {
+  util::Parallelizer parallelizer(1);
+  auto report = run(preemptionCluster(), config::defaultConfiguration(), {}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  // The victim's room is the preemptor's; what is left takes the next pod.
+  EXPECT_EQ(outcomes(*report),
+            (std::vector<std::string>{"default/web -> n1", "default/small -> n1"}));
+  const PodResult& web = report->results[0];
+  EXPECT_EQ(web.nominatedNode, "n1");
+  EXPECT_EQ(web.victims, std::vector<std::string>{"default/batch"});
+  EXPECT_EQ(web.message, "0/2 nodes are available: 2 Insufficient cpu.");
+  ASSERT_EQ(report->evictions.size(), 1u);
+  EXPECT_EQ(report->evictions[0].pod, "default/batch");
+  EXPECT_EQ(report->evictions[0].node, "n1");
+  EXPECT_EQ(report->evictions[0].by, "default/web");
+
+  const nlohmann::json j = toJson(*report, /*explain=*/false);
+  EXPECT_EQ(j["results"][0]["nominatedNode"], "n1");
+  EXPECT_EQ(j["results"][0]["victims"], nlohmann::json::array({"default/batch"}));
+  EXPECT_FALSE(j["results"][1].contains("victims"));
+  EXPECT_EQ(j["evicted"],
+            nlohmann::json::parse(R"([{"pod":"default/batch","node":"n1","by":"default/web"}])"));
+  const std::string table = toTable(*report, /*explain=*/false);
+  EXPECT_NE(table.find("Scheduled after preempting default/batch\n"), std::string::npos) << table;
+  EXPECT_NE(table.find("evicted default/batch from node n1 to make room for default/web\n"),
+            std::string::npos)
+      << table;
+}
+
+TEST(Simulator, NoPreemptionLeavesThePodPending) {
+  util::Parallelizer parallelizer(1);
+  auto report =
+      run(preemptionCluster(), config::defaultConfiguration(), {.preemption = false}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(outcomes(*report), (std::vector<std::string>{
+                                   "default/web: 0/2 nodes are available: 2 Insufficient cpu.",
+                                   "default/small: 0/2 nodes are available: 2 Insufficient cpu."}));
+  EXPECT_TRUE(report->evictions.empty());
+}
+
+TEST(Simulator, PreemptionAvoidsAPodDisruptionBudget) {
+  api::ObjectSet objects{
+      .nodes = {node("n1", "1"), node("n2", "1")},
+      .pods = {
+          MakePod().name("a").label("app", "a").node("n1").priority(1).req({{"cpu", "1"}}).obj(),
+          MakePod().name("b").label("app", "b").node("n2").priority(5).req({{"cpu", "1"}}).obj(),
+          MakePod().name("p").priority(100).req({{"cpu", "1"}}).obj()}};
+  auto budget = std::make_shared<api::PodDisruptionBudget>();
+  budget->metadata.name = "protect-a";
+  budget->metadata.namespace_ = "default";
+  budget->selector = api::LabelSelector{.matchLabels = {{"app", "a"}}, .matchExpressions = {}};
+  objects.podDisruptionBudgets.push_back(budget);
+  util::Parallelizer parallelizer(1);
+  auto report = run(objects, config::defaultConfiguration(), {.explain = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(outcomes(*report), std::vector<std::string>{"default/p -> n2"});
+  const PodResult& p = report->results[0];
+  EXPECT_EQ(p.victims, std::vector<std::string>{"default/b"});
+  ASSERT_EQ(p.nodes.size(), 2u);
+  EXPECT_EQ(p.nodes[0].preemption, "would preempt default/a (1 against its PodDisruptionBudget)");
+  EXPECT_EQ(p.nodes[1].preemption, "would preempt default/b (chosen)");
+}
+
+TEST(Simulator, ExplainSaysWhyPreemptionCannotHelpOnEachNode) {
+  api::ObjectSet objects{
+      .nodes = {node("n1", "1"), node("n2", "1"),
+                MakeNode()
+                    .name("tainted")
+                    .taint("dedicated", "x", "NoSchedule")
+                    .allocatable({{"cpu", "4"}, {"pods", "110"}})
+                    .obj()},
+      .pods = {MakePod().name("same").node("n1").priority(100).req({{"cpu", "1"}}).obj(),
+               MakePod().name("big").node("n2").priority(200).req({{"cpu", "600m"}}).obj(),
+               MakePod().name("low").node("n2").priority(1).req({{"cpu", "400m"}}).obj(),
+               MakePod().name("p").priority(100).req({{"cpu", "500m"}}).obj()}};
+  util::Parallelizer parallelizer(1);
+  auto report = run(objects, config::defaultConfiguration(), {.explain = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  const PodResult& p = report->results[0];
+  EXPECT_FALSE(p.node.has_value());
+  EXPECT_EQ(p.message,
+            "0/3 nodes are available: 1 node(s) had untolerated taint {dedicated: x}, 2 "
+            "Insufficient cpu. preemption: 0/3 nodes are available: 1 Insufficient cpu, 1 No "
+            "preemption victims found for incoming pod, 1 Preemption is not helpful for "
+            "scheduling.");
+  ASSERT_EQ(p.nodes.size(), 3u);
+  EXPECT_EQ(p.nodes[0].preemption, "cannot help: no lower-priority pods to preempt");
+  EXPECT_EQ(p.nodes[1].preemption,
+            "cannot help: still does not fit without its lower-priority pods: Insufficient cpu");
+  EXPECT_EQ(p.nodes[2].preemption, "cannot help: evicting pods does not lift this rejection");
+  EXPECT_EQ(toJson(*report, true)["results"][0]["nodes"][2]["preemption"],
+            "cannot help: evicting pods does not lift this rejection");
+}
+
+TEST(Simulator, PreemptionPolicyNeverIsReportedAndEvictsNothing) {
+  api::ObjectSet objects = preemptionCluster();
+  objects.pods[2] = MakePod()
+                        .name("web")
+                        .priority(100)
+                        .req({{"cpu", "600m"}})
+                        .mutate([](api::Pod& p) { p.spec.preemptionPolicy = "Never"; })
+                        .obj();
+  objects.pods.pop_back();
+  util::Parallelizer parallelizer(1);
+  auto report = run(objects, config::defaultConfiguration(), {.explain = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(outcomes(*report),
+            std::vector<std::string>{"default/web: 0/2 nodes are available: 2 Insufficient cpu. "
+                                     "preemption: not eligible due to preemptionPolicy=Never."});
+  EXPECT_TRUE(report->evictions.empty());
+  EXPECT_TRUE(report->results[0].nodes[0].preemption.empty());
 }
 
 TEST(Simulator, UnknownSchedulerNameIsAnError) {
