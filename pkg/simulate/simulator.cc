@@ -99,6 +99,16 @@ std::unordered_map<std::string_view, std::string> explainPreemption(
   return verdicts;
 }
 
+// Whether DefaultPreemption refused the pod before looking at any node.
+bool ineligible(const framework::Status& postFilter) {
+  namespace dp = plugins::defaultpreemption;
+  const std::string message = postFilter.message();
+  for (std::string_view reason : {dp::kNeverPolicy, dp::kTerminatingOnNominated}) {
+    if (message == std::string(dp::kMessagePrefix) + std::string(reason)) return true;
+  }
+  return false;
+}
+
 bool runsDefaultPreemption(const Framework& fw) {
   const auto points = fw.pluginsByExtensionPoint();
   const auto it = points.find("PostFilter");
@@ -217,8 +227,7 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
           framework::Status s =
               fw.runPostFilterPlugins(state, *queued.podInfo, out.fitError->diagnosis, preempted);
           out.fitError->diagnosis.postFilterMsg = s.message();
-          if (options.explain && runsDefaultPreemption(fw) &&
-              s.message().find("not eligible") == std::string::npos) {
+          if (options.explain && runsDefaultPreemption(fw) && !ineligible(s)) {
             preemption = explainPreemption(fw, clusterObjects, state, *queued.podInfo, snapshot,
                                            out.fitError->diagnosis, preempted.nominatedNode);
           }
@@ -231,8 +240,8 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
       if (options.explain) {
         result.nodes = explain(snapshot, out);
         for (auto& n : result.nodes) {
-          if (auto it = preemption.find(n.name); it != preemption.end()) {
-            n.preemption = std::move(it->second);
+          if (auto verdict = preemption.find(n.name); verdict != preemption.end()) {
+            n.preemption = std::move(verdict->second);
           }
         }
       }
