@@ -67,9 +67,9 @@ class Preemption {
              nlohmann::ordered_json args = nullptr)
       : random_(draw), snapshot_(test::makeSnapshot(nodes, pods)) {
     for (auto& b : pdbs) objects_.upsert(std::move(b));
-    config::Profile profile =
-        test::profileWith({test::plugin("TaintToleration"), test::plugin("NodePorts"),
-                           test::plugin("NodeResourcesFit"), test::plugin("DefaultPreemption")});
+    config::Profile profile = test::profileWith(
+        {test::plugin("TaintToleration"), test::plugin("NodeAffinity"), test::plugin("NodePorts"),
+         test::plugin("NodeResourcesFit"), test::plugin("DefaultPreemption")});
     if (!args.is_null()) {
       profile.pluginConfig.push_back(
           {"DefaultPreemption", std::move(args), "profiles[0].pluginConfig[0].args"});
@@ -374,6 +374,28 @@ TEST(DefaultPreemption, UnresolvableNodesAreNeverCandidates) {
     ASSERT_TRUE(o.status.isSuccess()) << o.status.message();
     EXPECT_EQ(o.result.nominatedNode, "n2");
     EXPECT_EQ(o.victims(), std::vector<std::string>{"low2"});
+  }
+}
+
+TEST(DefaultPreemption, NodesPreFilterLeftOutTakeTheAbsentNodesStatus) {
+  // NodeAffinity's matchFields narrows the cycle to n2: n1 is never evaluated, and its absent
+  // status (UnschedulableAndUnresolvable) keeps it out of the dry runs.
+  auto pod = MakePod().name("preemptor").priority(10).req({{"cpu", "2"}}).matchFieldsName({"n2"});
+  {
+    Preemption p({node("n1"), node("n2")},
+                 {bound("low1", "n1", 1, "3").obj(), bound("low2", "n2", 1, "3").obj()});
+    Outcome o = p.run(pod.obj());
+    ASSERT_TRUE(o.status.isSuccess()) << o.status.message();
+    EXPECT_EQ(o.result.nominatedNode, "n2");
+    EXPECT_EQ(o.victims(), std::vector<std::string>{"low2"});
+  }
+  {
+    Preemption p({node("n1"), node("n2")},
+                 {bound("low1", "n1", 1, "3").obj(), bound("high", "n2", 20, "3").obj()});
+    Outcome o = p.run(pod.obj());
+    EXPECT_EQ(o.status.message(),
+              "preemption: 0/2 nodes are available: 1 No preemption victims found for incoming "
+              "pod, 1 Preemption is not helpful for scheduling.");
   }
 }
 
