@@ -98,6 +98,7 @@ schedulerName=berth|additional properties 'schedulerName' not allowed
 metrics.https=yes|at '/metrics/https'
 tls.secretName=Not_A_Name|at '/tls/secretName'
 tls.secretName=berth-tls,metrics.https=false|tls.secretName needs metrics.https
+profiles[0].schedulerName=a,profiles[1].schedulerName=a|two profiles have the schedulerName "a"
 prometheusRule.noLeaderFor=5 minutes|at '/prometheusRule/noLeaderFor'
 prometheusRule.apiErrorRatio=2|at '/prometheusRule/apiErrorRatio'
 extraArgs[0]=-v=3|at '/extraArgs/0'
