@@ -186,6 +186,12 @@ cp tests/deploy/rules-test.yaml "$out/"
 promtool test rules "$out/rules-test.yaml"
 check rules "$out/chart-custom.yaml" "$out/rules-custom.yaml"
 promtool check rules "$out/rules-custom.yaml"
+# Without leader election: no BerthNoLeader, and the queue gauges of the one replica.
+"$helm" template berth charts/berth -n berth-system -f tests/deploy/values-minimal.yaml \
+  --set prometheusRule.enabled=true --show-only templates/prometheusrule.yaml \
+  >"$out/chart-rules-minimal.yaml"
+check rules "$out/chart-rules-minimal.yaml" "$out/rules-minimal.yaml"
+promtool check rules "$out/rules-minimal.yaml"
 dashboard_json() {
   node -e 'console.log(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' "$1"
 }
