@@ -4,15 +4,20 @@
 #   scripts/check-deploy.sh [BERTH_BINARY]      (or BERTH=path; run scripts/install-tools.sh first)
 #
 # - helm lint (strict) and helm template of the chart with default, custom and minimal values
-#   (tests/deploy/values-*.yaml), and kubectl kustomize deploy/;
+#   (tests/deploy/values-*.yaml) and with examples/config.yaml's profiles, and kubectl kustomize
+#   deploy/;
 # - the Dockerfile, scripts/demo.sh and CI build with the one release definition;
 # - every rendered object, deploy/optional and deploy/examples against the Kubernetes OpenAPI schemas
 #   (kubernetes-models, unknown fields rejected), after proving the validator rejects bad objects;
-# - the chart's values schema and guards reject bad values;
+# - the chart's values schema and guards reject bad values, and its plugin names are berth's;
+# - the ServiceMonitor's HTTPS settings, with the self-signed and with a mounted certificate;
+# - the alerts: `promtool check rules` and `promtool test rules` (tests/deploy/rules-test.yaml), and
+#   the Grafana dashboard's JSON;
 # - deploy/ and the chart's default rendering are the same objects, and the RBAC is exactly berth's;
 # - with a berth binary: each rendered KubeSchedulerConfiguration is accepted by `berth simulate`,
-#   and the Dockerfile's runtime packages are exactly those owning the libraries in `ldd berth`
-#   (give the release binary, not a sanitizer build).
+#   every metric the alerts, the dashboard and the rule tests' series use is in a real /metrics
+#   of berth (tests/deploy/scrape-metrics.sh), and the Dockerfile's runtime packages are exactly
+#   those owning the libraries in `ldd berth` (give the release binary, not a sanitizer build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 berth=${1:-${BERTH:-}}
@@ -20,6 +25,10 @@ helm=.tools/bin/helm
 kubectl=.tools/bin/kubectl
 if [ ! -x "$helm" ] || [ ! -x "$kubectl" ]; then
   echo "check-deploy: $helm and $kubectl are missing: run scripts/install-tools.sh" >&2
+  exit 1
+fi
+if ! command -v promtool >/dev/null 2>&1; then
+  echo "check-deploy: promtool is missing: run scripts/install-deps.sh (Debian package prometheus)" >&2
   exit 1
 fi
 
@@ -47,8 +56,19 @@ echo "== helm lint and render"
   >"$out/chart-custom.yaml"
 "$helm" template berth charts/berth -n berth-system -f tests/deploy/values-minimal.yaml \
   >"$out/chart-minimal.yaml"
-"$helm" template berth charts/berth -n berth-system --set serviceMonitor.enabled=true \
-  --show-only templates/servicemonitor.yaml >"$out/chart-servicemonitor.yaml"
+for part in servicemonitor:serviceMonitor prometheusrule:prometheusRule \
+    grafana-dashboard:grafanaDashboard; do
+  "$helm" template berth charts/berth -n berth-system --set "${part#*:}.enabled=true" \
+    --show-only "templates/${part%%:*}.yaml" >"$out/chart-${part%%:*}.yaml"
+done
+# examples/config.yaml's profiles and global settings as values deploy as they are.
+check config-values examples/config.yaml "$out/values-examples.yaml"
+"$helm" lint --strict --quiet charts/berth -f "$out/values-examples.yaml"
+"$helm" template berth charts/berth -n berth-system -f "$out/values-examples.yaml" \
+  >"$out/chart-examples.yaml"
+mkdir "$out/examples"
+check configs "$out/chart-examples.yaml" "$out/examples" >/dev/null
+check same-profiles examples/config.yaml "$out/examples/berth-config.yaml"
 "$kubectl" kustomize deploy/ >"$out/plain.yaml"
 
 echo "== the chart rejects bad values"
@@ -67,14 +87,40 @@ replicas=two|at '/replicas': got string, want integer
 replica=2|additional properties 'replica' not allowed
 leaderElection.leaseDuration=15|at '/leaderElection/leaseDuration'
 leaderElection.leaseDuration=15 seconds|at '/leaderElection/leaseDuration'
-profile.plugins.scor.enabled[0].name=NodeAffinity|additional properties 'scor' not allowed
-profile.plugins.score.enabled[0].weight=0|at '/profile/plugins/score/enabled/0'
+profiles[0].plugins.scor.enabled[0].name=NodeAffinity|additional properties 'scor' not allowed
+profiles[0].plugins.score.enabled[0].name=NodeAffinity,profiles[0].plugins.score.enabled[0].weight=0|at '/profiles/0/plugins/score/enabled/0/weight'
+profiles[0].plugins.filter.enabled[0].name=VolumeBinding|at '/profiles/0/plugins/filter/enabled/0/name'
+profiles[0].plugins.filter.disabled[0].name=NodeAfinity|at '/profiles/0/plugins/filter/disabled/0/name'
+profiles[0].pluginConfig[0].name=NodeResourceFit,profiles[0].pluginConfig[0].args.x=1|at '/profiles/0/pluginConfig/0/name'
+profiles[0].percentageOfNodesToScore=101|at '/profiles/0/percentageOfNodesToScore'
+profiles=null|missing property 'profiles'
+schedulerName=berth|additional properties 'schedulerName' not allowed
+metrics.https=yes|at '/metrics/https'
+tls.secretName=Not_A_Name|at '/tls/secretName'
+tls.secretName=berth-tls,metrics.https=false|tls.secretName needs metrics.https
+profiles[0].schedulerName=a,profiles[1].schedulerName=a|two profiles have the schedulerName "a"
+prometheusRule.noLeaderFor=5 minutes|at '/prometheusRule/noLeaderFor'
+prometheusRule.apiErrorRatio=2|at '/prometheusRule/apiErrorRatio'
+extraArgs[0]=-v=3|at '/extraArgs/0'
+networkPolicy.enable=true|additional properties 'enable' not allowed
 image.pullPolicy=Sometimes|at '/image/pullPolicy'
 image.digest=latest|at '/image/digest'
 leaderElection.enabled=false|replicas > 1 needs leaderElection.enabled
 serviceMonitor.enabled=true,metrics.service.enabled=false|serviceMonitor.enabled needs metrics.service.enabled
 EOF
 echo "chart values: bad values rejected"
+# The schema's plugin names are berth's (pkg/plugins/names.h) and DefaultPreemption.
+schema_plugins=$(node -e '
+    const s = JSON.parse(require("fs").readFileSync("charts/berth/values.schema.json", "utf8"));
+    console.log(s.definitions.pluginName.enum.join("\n"))' | sort)
+berth_plugins=$({ grep -o '"[A-Za-z]*"' pkg/plugins/names.h | tr -d '"'; echo DefaultPreemption; } |
+  sort -u)
+if [ "$schema_plugins" != "$berth_plugins" ]; then
+  echo "check-deploy: the values schema's plugin names differ from pkg/plugins/names.h:" >&2
+  diff <(echo "$berth_plugins") <(echo "$schema_plugins") >&2
+  exit 1
+fi
+echo "chart values: the schema's plugin names are berth's ($(wc -l <<<"$berth_plugins"))"
 digest=sha256:$(printf '0%.0s' {1..64})
 if ! "$helm" template berth charts/berth --set "image.digest=$digest" \
     --show-only templates/deployment.yaml | grep -q "image: \"berth@$digest\""; then
@@ -98,7 +144,9 @@ check validate "$out/plain.yaml" "$out"/chart-*.yaml deploy/optional/*.yaml depl
 
 echo "== deploy/ and the chart agree"
 check compare "$out/plain.yaml" "$out/chart-default.yaml"
-check compare deploy/optional/servicemonitor.yaml "$out/chart-servicemonitor.yaml"
+for part in servicemonitor prometheusrule grafana-dashboard; do
+  check compare "deploy/optional/$part.yaml" "$out/chart-$part.yaml"
+done
 check rbac "$out/plain.yaml"
 check rbac "$out/chart-default.yaml"
 app_version=$(sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\}$/\1/p' charts/berth/Chart.yaml)
@@ -108,6 +156,51 @@ if [ "$app_version" != "$project_version" ]; then
   exit 1
 fi
 echo "versions: chart appVersion and image tag $app_version = berth $project_version"
+
+echo "== HTTPS: probes and the ServiceMonitor"
+# Default: the self-signed certificate, not verified; custom: the mounted Secret's CA.
+want_probe='{"path":"/readyz","port":"https-metrics","scheme":"HTTPS"}'
+for file in plain chart-default; do
+  got=$(check get "$out/$file.yaml" Deployment /spec/template/spec/containers/0/readinessProbe/httpGet)
+  if [ "$got" != "$want_probe" ]; then
+    echo "check-deploy: $file: readinessProbe.httpGet is $got, want $want_probe" >&2
+    exit 1
+  fi
+done
+while IFS='|' read -r file want; do
+  got=$(check get "$file" ServiceMonitor /spec/endpoints/0)
+  if [ "$got" != "$want" ]; then
+    echo "check-deploy: $file: the ServiceMonitor's endpoint is $got, want $want" >&2
+    exit 1
+  fi
+done <<ENDPOINTS
+$out/chart-servicemonitor.yaml|{"port":"https-metrics","path":"/metrics","scheme":"https","interval":"30s","bearerTokenFile":"/var/run/secrets/kubernetes.io/serviceaccount/token","tlsConfig":{"insecureSkipVerify":true}}
+$out/chart-custom.yaml|{"port":"https-metrics","path":"/metrics","scheme":"https","interval":"15s","scrapeTimeout":"10s","bearerTokenFile":"/var/run/secrets/kubernetes.io/serviceaccount/token","tlsConfig":{"ca":{"secret":{"name":"berth-serving-cert","key":"ca.crt"}},"serverName":"sched-berth-metrics.scheduling.svc"}}
+ENDPOINTS
+echo "ServiceMonitor: https with the service account token; self-signed: not verified, else the CA"
+
+echo "== alerts and dashboard"
+check rules deploy/optional/prometheusrule.yaml "$out/rules.yaml"
+promtool check rules "$out/rules.yaml"
+cp tests/deploy/rules-test.yaml "$out/"
+promtool test rules "$out/rules-test.yaml"
+check rules "$out/chart-custom.yaml" "$out/rules-custom.yaml"
+promtool check rules "$out/rules-custom.yaml"
+# Without leader election: no BerthNoLeader, and the queue gauges of the one replica.
+"$helm" template berth charts/berth -n berth-system -f tests/deploy/values-minimal.yaml \
+  --set prometheusRule.enabled=true --show-only templates/prometheusrule.yaml \
+  >"$out/chart-rules-minimal.yaml"
+check rules "$out/chart-rules-minimal.yaml" "$out/rules-minimal.yaml"
+promtool check rules "$out/rules-minimal.yaml"
+dashboard_json() {
+  node -e 'console.log(JSON.stringify(require("fs").readFileSync(process.argv[1], "utf8")))' "$1"
+}
+if [ "$(check get deploy/optional/grafana-dashboard.yaml ConfigMap /data/berth.json)" != \
+    "$(dashboard_json charts/berth/dashboards/berth.json)" ]; then
+  echo "check-deploy: deploy/optional/grafana-dashboard.yaml is not charts/berth/dashboards/berth.json" >&2
+  exit 1
+fi
+echo "dashboard: deploy/optional/grafana-dashboard.yaml holds charts/berth/dashboards/berth.json"
 
 echo "== one release build"
 # CI, the image and the demo build with scripts/build-release.sh, and none spells release flags of
@@ -132,8 +225,8 @@ done)
 if [ -z "$berth" ]; then
   echo "skipped: no berth binary given (scripts/check-deploy.sh BERTH_BINARY)"
 else
-  # Every rendering has one profile, which --all-pending applies to every pending pod.
-  for file in $configs; do
+  # --all-pending places every pending pod, whatever its scheduler name; every profile is built.
+  for file in $configs "$out/examples/berth-config.yaml"; do
     name=$(basename "$(dirname "$file")")/$(basename "$file")
     if ! result=$("$berth" simulate --cluster examples/cluster.yaml --config "$file" --all-pending 2>&1)
     then
@@ -143,6 +236,21 @@ else
     fi
     echo "berth simulate --config $name: $(tail -1 <<<"$result")"
   done
+fi
+
+echo "== the alerts and the dashboard use berth's metrics"
+if [ -z "$berth" ]; then
+  echo "skipped: no berth binary given"
+else
+  tests/deploy/scrape-metrics.sh "$berth" "$out/metrics.txt"
+  if err=$(check metrics "$out/metrics.txt" tests/deploy/metrics-invalid.yaml 2>&1) ||
+      [[ "$err" != *"scheduler_schedule_attempt_total is not in"* ]] ||
+      [[ "$err" != *"has labels {queue}"* ]]; then
+    echo "check-deploy: check.mjs metrics accepts tests/deploy/metrics-invalid.yaml: $err" >&2
+    exit 1
+  fi
+  check metrics "$out/metrics.txt" deploy/optional/prometheusrule.yaml "$out/chart-custom.yaml" \
+    charts/berth/dashboards/berth.json tests/deploy/rules-test.yaml
 fi
 
 echo "== Dockerfile runtime packages and ldd"

@@ -6,6 +6,11 @@
 //   node check.mjs compare PLAIN CHART       deploy/ and the chart's default rendering are the same
 //   node check.mjs rbac FILE                 the RBAC rules are exactly berth's least privilege
 //   node check.mjs configs FILE DIR          writes each ConfigMap's config.yaml to DIR/NAME.yaml
+//   node check.mjs rules FILE OUT            writes the PrometheusRule's spec to OUT (for promtool)
+//   node check.mjs metrics SCRAPE FILE...    rules, dashboards and rule tests use berth's metrics
+//   node check.mjs config-values CONFIG OUT  chart values carrying CONFIG's profiles
+//   node check.mjs same-profiles CONFIG RENDERED   the chart rendered CONFIG's profiles unchanged
+//   node check.mjs get FILE KIND PATH        the value at PATH of FILE's one KIND object, as JSON
 //
 // Validation uses the schemas compiled by the kubernetes-models packages (Kubernetes' own OpenAPI
 // definitions, and the Prometheus Operator's CRD schema for ServiceMonitor). Those schemas, like
@@ -217,8 +222,10 @@ function differences(a, b, path = "") {
 
 function compare(plainFile, chartFile) {
   const key = (o) => `${o.kind} ${o.metadata?.namespace ?? ""}/${o.metadata?.name}`;
+  // `helm test` pods exist only while the test runs; deploy/ has no counterpart.
+  const installed = (o) => o.metadata?.annotations?.["helm.sh/hook"] === undefined;
   const plain = new Map(readObjects(plainFile).map((o) => [key(o), normalise(o)]));
-  const chart = new Map(readObjects(chartFile).map((o) => [key(o), normalise(o)]));
+  const chart = new Map(readObjects(chartFile).filter(installed).map((o) => [key(o), normalise(o)]));
   const problems = [];
   for (const [k, obj] of plain) {
     if (obj.kind === "Namespace") {
@@ -265,8 +272,19 @@ const wantRules = {
   ],
 };
 
+// The role Prometheus' service account is bound to, to read /metrics (berth asks the API server
+// with a SubjectAccessReview); the chart and deploy/ do not bind it.
+const metricsReaderRules = [{ nonResourceURLs: ["/metrics", "/metrics/resources"], verbs: ["get"] }];
+const isMetricsReader = (o) => o.kind === "ClusterRole" && o.metadata.name.endsWith("-metrics-reader");
+
 function rbac(file) {
-  const objects = readObjects(file);
+  const all = readObjects(file);
+  const readers = all.filter(isMetricsReader);
+  if (readers.length !== 1 || !isDeepStrictEqual(readers[0].rules, metricsReaderRules)) {
+    throw new Error(`${file}: want one ClusterRole *-metrics-reader with rules ` +
+                    `${JSON.stringify(metricsReaderRules)}, got ${JSON.stringify(readers)}`);
+  }
+  const objects = all.filter((o) => !isMetricsReader(o));
   for (const [kind, want] of Object.entries(wantRules)) {
     const roles = objects.filter((o) => o.kind === kind);
     if (roles.length !== 1) {
@@ -323,6 +341,223 @@ function configs(file, dir) {
   console.log(names.join("\n"));
 }
 
+// --- alerts and dashboard -----------------------------------------------------------------------
+
+// The one PrometheusRule of FILE, its spec written to OUT as a Prometheus rules file for promtool.
+function rules(file, out) {
+  const found = readObjects(file).filter((o) => o.kind === "PrometheusRule");
+  if (found.length !== 1) {
+    throw new Error(`${file}: want one PrometheusRule, got ${found.length}`);
+  }
+  writeFileSync(out, YAML.stringify(found[0].spec));
+  console.log(`rules: ${describe(found[0])} written to ${out}`);
+}
+
+// A /metrics scrape: each metric name with the label-name sets of its samples, and the families
+// (a histogram's samples are NAME_bucket, NAME_sum and NAME_count).
+function readScrape(file) {
+  const samples = new Map();
+  const families = new Map();
+  for (const line of readFileSync(file, "utf8").split("\n")) {
+    const type = line.match(/^# TYPE (\S+) (\S+)/);
+    if (type) {
+      families.set(type[1], type[2]);
+      continue;
+    }
+    const sample = line.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? /);
+    if (!sample) {
+      continue;
+    }
+    const labels = [...(sample[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)="/g)].map((m) => m[1]);
+    if (!samples.has(sample[1])) {
+      samples.set(sample[1], new Set());
+    }
+    samples.get(sample[1]).add(labels.sort().join(","));
+  }
+  if (families.size === 0) {
+    throw new Error(`${file}: not a Prometheus text exposition`);
+  }
+  return { samples, families };
+}
+
+function exported(scrape, name) {
+  if (scrape.families.has(name) || scrape.samples.has(name)) {
+    return true;
+  }
+  const base = name.replace(/_(bucket|sum|count)$/, "");
+  return base !== name && ["histogram", "summary"].includes(scrape.families.get(base));
+}
+
+// The metric names a PromQL expression selects: identifiers outside strings, label matchers, range
+// and subquery brackets and grouping clauses, that are neither functions nor keywords.
+const promqlKeywords = new Set(["and", "or", "unless", "by", "without", "on", "ignoring",
+  "group_left", "group_right", "bool", "offset", "inf", "nan"]);
+function metricNames(expr) {
+  const bare = expr
+    .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""')
+    .replace(/\{[^}]*\}/g, " ")
+    .replace(/\[[^\]]*\]/g, " ")
+    .replace(/\b(by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, " ");
+  const names = [];
+  for (const m of bare.matchAll(/(?<![\w.:$])([a-zA-Z_:][a-zA-Z0-9_:]*)(\s*\()?/g)) {
+    if (!m[2] && !promqlKeywords.has(m[1].toLowerCase())) {
+      names.push(m[1]);
+    }
+  }
+  return names;
+}
+
+// Every expression of a Grafana dashboard, with where it is; label_values(METRIC, label) in the
+// templating names METRIC.
+function dashboardExpressions(dashboard, where) {
+  const exprs = [];
+  const ids = new Set();
+  const variables = new Set(["__rate_interval", "__interval", "__range"]);
+  for (const v of dashboard.templating?.list ?? []) {
+    variables.add(v.name);
+    const query = typeof v.query === "string" ? v.query : v.query?.query;
+    const labelValues = query?.match(/^label_values\(\s*([^,)]+?)\s*,/);
+    if (labelValues) {
+      exprs.push({ where: `${where}: variable ${v.name}`, expr: labelValues[1] });
+    }
+  }
+  if (!Array.isArray(dashboard.panels) || dashboard.panels.length === 0 || !dashboard.uid ||
+      !dashboard.title) {
+    throw new Error(`${where}: a dashboard needs a title, a uid and panels`);
+  }
+  for (const panel of dashboard.panels) {
+    const name = `${where}: panel ${panel.id} "${panel.title}"`;
+    if (!Number.isInteger(panel.id) || ids.has(panel.id) || !panel.title || !panel.gridPos ||
+        !Array.isArray(panel.targets) || panel.targets.length === 0) {
+      throw new Error(`${name}: needs a unique id, a title, a gridPos and targets`);
+    }
+    ids.add(panel.id);
+    for (const target of panel.targets) {
+      for (const used of (target.expr ?? "").matchAll(/\$\{?(\w+)/g)) {
+        if (!variables.has(used[1])) {
+          throw new Error(`${name}: $${used[1]} is not a dashboard variable`);
+        }
+      }
+      exprs.push({ where: name, expr: target.expr });
+    }
+  }
+  return exprs;
+}
+
+// Files of PrometheusRules, Grafana dashboards (JSON, or ConfigMaps holding *.json) and promtool
+// tests (other objects are skipped): every metric their expressions name is one berth exports (in SCRAPE, a real /metrics),
+// and every test input series has the name and label names of a scraped series.
+function metrics(scrapeFile, files) {
+  const scrape = readScrape(scrapeFile);
+  const exprs = [];
+  const series = [];
+  for (const file of files) {
+    const before = exprs.length + series.length;
+    if (file.endsWith(".json")) {
+      exprs.push(...dashboardExpressions(JSON.parse(readFileSync(file, "utf8")), file));
+      continue;
+    }
+    for (const obj of readObjects(file)) {
+      if (obj.kind === "PrometheusRule") {
+        for (const group of obj.spec.groups) {
+          for (const rule of group.rules) {
+            exprs.push({ where: `${file}: ${rule.alert ?? rule.record}`, expr: rule.expr });
+          }
+        }
+      } else if (obj.kind === "ConfigMap") {
+        for (const [key, text] of Object.entries(obj.data ?? {})) {
+          if (key.endsWith(".json")) {
+            exprs.push(...dashboardExpressions(JSON.parse(text), `${file}: ${key}`));
+          }
+        }
+      } else if (Array.isArray(obj.tests)) {
+        for (const test of obj.tests) {
+          for (const input of test.input_series ?? []) {
+            series.push({ where: file, series: input.series });
+          }
+          for (const e of test.promql_expr_test ?? []) {
+            exprs.push({ where: `${file}: promql_expr_test`, expr: e.expr });
+          }
+        }
+      }
+    }
+    if (exprs.length + series.length === before) {
+      throw new Error(`${file}: no PrometheusRule, dashboard or rules test`);
+    }
+  }
+  const problems = [];
+  let names = 0;
+  for (const { where, expr } of exprs) {
+    const used = metricNames(expr);
+    if (used.length === 0) {
+      problems.push(`${where}: no metric in ${JSON.stringify(expr)}`);
+    }
+    for (const name of used) {
+      names++;
+      if (!exported(scrape, name)) {
+        problems.push(`${where}: ${name} is not in berth's /metrics`);
+      }
+    }
+  }
+  // Prometheus adds job and instance (and the Operator namespace, pod, service...): not berth's.
+  const added = new Set(["job", "instance"]);
+  const unsampled = new Set();
+  for (const { where, series: text } of series) {
+    const m = text.match(/^([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})?$/);
+    const labels = [...(m?.[2] ?? "").matchAll(/([a-zA-Z_][a-zA-Z0-9_]*)\s*=/g)]
+      .map((l) => l[1]).filter((l) => !added.has(l)).sort().join(",");
+    if (m && !scrape.samples.has(m[1]) && exported(scrape, m[1])) {
+      unsampled.add(m[1]);  // declared, but the scrape had no sample to compare labels with
+    } else if (!m || !scrape.samples.has(m[1])) {
+      problems.push(`${where}: input series ${text}: no such series in berth's /metrics`);
+    } else if (!scrape.samples.get(m[1]).has(labels)) {
+      problems.push(`${where}: input series ${text}: berth's ${m[1]} has labels ` +
+                    `${[...scrape.samples.get(m[1])].map((l) => `{${l}}`).join(" or ")}`);
+    }
+  }
+  if (problems.length > 0) {
+    throw new Error(`expressions or series berth does not export:\n  ${problems.join("\n  ")}`);
+  }
+  console.log(`metrics: ${exprs.length} expressions (${names} metric names) and ${series.length} ` +
+              `test series match ${basename(scrapeFile)}`);
+  if (unsampled.size > 0) {
+    console.log(`metrics: no samples of ${[...unsampled].join(", ")} in the scrape: their test ` +
+                `series' label names are unchecked`);
+  }
+}
+
+// The value at PATH (/spec/endpoints/0/tlsConfig) of the one KIND object in FILE, as JSON.
+function get(file, kind, path) {
+  const found = readObjects(file).filter((o) => o.kind === kind);
+  if (found.length !== 1) {
+    throw new Error(`${file}: want one ${kind}, got ${found.length}`);
+  }
+  const value = path.split("/").filter((p) => p !== "").reduce((v, k) => v?.[k], found[0]);
+  console.log(JSON.stringify(value));
+}
+
+// --- values from a configuration ----------------------------------------------------------------
+
+// The chart values that carry CONFIG's profiles and global scheduling settings, written to OUT;
+// `same-profiles` then checks the chart rendered them unchanged.
+const carried = ["profiles", "percentageOfNodesToScore", "parallelism", "podInitialBackoffSeconds",
+  "podMaxBackoffSeconds"];
+function configValues(config, out) {
+  const parsed = YAML.parse(readFileSync(config, "utf8"));
+  writeFileSync(out, YAML.stringify(Object.fromEntries(carried.map((k) => [k, parsed[k] ?? null]))));
+  console.log(`config-values: ${config}: ${parsed.profiles.length} profiles written to ${out}`);
+}
+
+function sameProfiles(config, rendered) {
+  const want = YAML.parse(readFileSync(config, "utf8"));
+  const got = YAML.parse(readFileSync(rendered, "utf8"));
+  const problems = carried.flatMap((k) => differences(want[k], got[k], `/${k}`));
+  if (problems.length > 0) {
+    throw new Error(`${rendered} differs from ${config}:\n  ${problems.join("\n  ")}`);
+  }
+  console.log(`same-profiles: ${basename(rendered)} has ${basename(config)}'s profiles`);
+}
+
 const [command, ...args] = process.argv.slice(2);
 const commands = {
   validate: () => validate(args),
@@ -330,6 +565,11 @@ const commands = {
   compare: () => compare(args[0], args[1]),
   rbac: () => rbac(args[0]),
   configs: () => configs(args[0], args[1]),
+  rules: () => rules(args[0], args[1]),
+  metrics: () => metrics(args[0], args.slice(1)),
+  "config-values": () => configValues(args[0], args[1]),
+  "same-profiles": () => sameProfiles(args[0], args[1]),
+  get: () => get(args[0], args[1], args[2]),
 };
 if (!commands[command]) {
   console.error(`usage: node check.mjs ${Object.keys(commands).join("|")} ARGS...`);

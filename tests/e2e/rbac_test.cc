@@ -657,8 +657,8 @@ class Cluster {
     for (const std::string& a : deployment.args) {
       if (a.starts_with("--config=")) {
         args.push_back("--config=" + config_);
-      } else if (a.starts_with("--port=")) {
-        args.push_back("--port=0");
+      } else if (a.starts_with("--port=") || a.starts_with("--secure-port=")) {
+        args.push_back("--port=0");  // also the deprecated alias of --secure-port
       } else if (a.starts_with("--bind-address=")) {
         args.push_back("--bind-address=127.0.0.1");
       } else {

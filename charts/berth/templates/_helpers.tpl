@@ -27,14 +27,37 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end -}}
 {{- end -}}
 
-{{/* The leader election Lease, named after the scheduler as berth does by default. */}}
+{{/* The scheduler name of the first profile: berth's default Lease name and the one NOTES shows. */}}
+{{- define "berth.schedulerName" -}}
+{{- (first .Values.profiles).schedulerName -}}
+{{- end -}}
+
+{{/* The leader election Lease, named after the first profile's scheduler as berth does by default. */}}
 {{- define "berth.leaseName" -}}
-{{- default .Values.schedulerName .Values.leaderElection.resourceName -}}
+{{- default (include "berth.schedulerName" .) .Values.leaderElection.resourceName -}}
+{{- end -}}
+
+{{/* The image, by digest when one is given. */}}
+{{- define "berth.image" -}}
+{{- if .Values.image.digest -}}
+{{- printf "%s@%s" .Values.image.repository .Values.image.digest -}}
+{{- else -}}
+{{- printf "%s:%s" .Values.image.repository (.Values.image.tag | default .Chart.AppVersion) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "berth.scheme" -}}
+{{- if .Values.metrics.https -}}HTTPS{{- else -}}HTTP{{- end -}}
+{{- end -}}
+
+{{/* The job label Prometheus gives berth's series: the Service's name under a ServiceMonitor. */}}
+{{- define "berth.job" -}}
+{{- default (printf "%s-metrics" (include "berth.fullname" .)) .Values.prometheusRule.job -}}
 {{- end -}}
 
 {{/*
 The KubeSchedulerConfiguration; its sections are built as data and written with toYaml so that
-every value is quoted correctly. Empty profile values are left out: berth then applies its defaults.
+every value is quoted correctly. Null global values are left out: berth then applies its defaults.
 */}}
 {{- define "berth.config" -}}
 {{- $le := .Values.leaderElection -}}
@@ -47,22 +70,26 @@ every value is quoted correctly. Empty profile values are left out: berth then a
 {{- $_ := set $leaderElection "resourceName" (include "berth.leaseName" .) -}}
 {{- $_ := set $leaderElection "resourceNamespace" .Release.Namespace -}}
 {{- end -}}
-{{- $profile := dict "schedulerName" .Values.schedulerName -}}
-{{- if not (kindIs "invalid" .Values.profile.percentageOfNodesToScore) -}}
-{{- $_ := set $profile "percentageOfNodesToScore" .Values.profile.percentageOfNodesToScore -}}
+{{- $global := dict -}}
+{{- range $key := list "percentageOfNodesToScore" "parallelism" "podInitialBackoffSeconds" "podMaxBackoffSeconds" -}}
+{{- if not (kindIs "invalid" (index $.Values $key)) -}}
+{{- $_ := set $global $key (index $.Values $key) -}}
 {{- end -}}
-{{- with .Values.profile.plugins -}}
-{{- $_ := set $profile "plugins" . -}}
-{{- end -}}
-{{- with .Values.profile.pluginConfig -}}
-{{- $_ := set $profile "pluginConfig" . -}}
 {{- end -}}
 apiVersion: kubescheduler.config.k8s.io/v1
 kind: KubeSchedulerConfiguration
+{{- with $global }}
+{{ toYaml . }}
+{{- end }}
 leaderElection:
   {{- toYaml $leaderElection | nindent 2 }}
 clientConnection:
   {{- toYaml .Values.clientConnection | nindent 2 }}
 profiles:
-  {{- toYaml (list $profile) | nindent 2 }}
+  {{- toYaml .Values.profiles | nindent 2 }}
+{{- end -}}
+
+{{/* The port's name tells meshes and Prometheus' conventions the protocol. */}}
+{{- define "berth.portName" -}}
+{{- if .Values.metrics.https -}}https-metrics{{- else -}}http-metrics{{- end -}}
 {{- end -}}
