@@ -112,7 +112,18 @@ IndexedCounts indexedCounts(const framework::InterPodIndex& index, const Affinit
 }
 
 struct PreScoreState final : framework::StateData {
+  // Weights summed per domain for the terms matched pod by pod.
   TopologyCounts topologyScore;
+  // The index's counts, each domain's count times `weight`, for the others: Score looks them up
+  // rather than PreScore copying thousands of domains every cycle.
+  struct Weighted {
+    std::string topologyKey;
+    const framework::DomainCounts* counts;  // never empty
+    int64_t weight;
+  };
+  std::vector<Weighted> weighted;
+
+  bool empty() const { return topologyScore.empty() && weighted.empty(); }
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -265,9 +276,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
         return;
       }
       for (const framework::DomainCounts* part : indexedCounts(index, t.term)) {
-        for (const auto& [value, n] : *part) {
-          score.addValue(t.term.topologyKey, value, sign * t.weight * n, false);
-        }
+        s->weighted.push_back({t.term.topologyKey, part, sign * t.weight});
       }
     };
     for (const auto& t : preferred) addTerm(t, 1);
@@ -288,8 +297,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       for (const auto& [key, g] : index.groups(kind)) {
         if (g.counts.empty() || !g.term.matches(*pod, &nsLabels)) continue;
         const int64_t w = kind == TermKind::RequiredAffinity ? weight : weight * g.weight;
-        for (const auto& [value, n] : g.counts)
-          score.addValue(g.term.topologyKey, value, w * n, false);
+        s->weighted.push_back({g.term.topologyKey, &g.counts, w});
       }
     };
     if (args_.hardPodAffinityWeight > 0) {
@@ -297,7 +305,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     }
     addGroups(TermKind::Preferred, 1);
     addGroups(TermKind::PreferredAnti, -1);
-    if (score.empty()) return Status::skip();
+    if (s->empty()) return Status::skip();
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
   }
@@ -315,6 +323,12 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       auto v = values.find(*value);
       if (v != values.end()) out += v->second;
     }
+    for (const PreScoreState::Weighted& w : s->weighted) {
+      auto value = node.labels().find(w.topologyKey);
+      if (!value) continue;
+      auto v = w.counts->find(*value);
+      if (v != w.counts->end()) out += w.weight * v->second;
+    }
     return Status::success();
   }
 
@@ -325,7 +339,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     if (s == nullptr) {
       return Status::error("reading \"PreScoreInterPodAffinity\" from cycleState: not found");
     }
-    if (s->topologyScore.empty() || scores.empty()) return Status::success();
+    if (s->empty() || scores.empty()) return Status::success();
     const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
     const int64_t min = *lo;
     const int64_t diff = *hi - min;
