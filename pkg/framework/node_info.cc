@@ -74,6 +74,12 @@ bool NodeInfo::removePod(const api::Pod& pod) {
   return true;
 }
 
+PodInfoPtr NodeInfo::findPod(const api::Pod& pod) const {
+  auto it = std::find_if(pods_.begin(), pods_.end(),
+                         [&](const PodInfoPtr& p) { return samePod(*p->pod, pod); });
+  return it == pods_.end() ? nullptr : *it;
+}
+
 void NodeInfo::bump() { generation_ = ++next_generation; }
 
 }  // namespace berth::framework

@@ -50,6 +50,8 @@ class NodeInfo {
   bool removePod(const api::Pod& pod);
 
   const std::vector<PodInfoPtr>& pods() const { return pods_; }
+  // The pod with this uid (or namespace/name when uids are empty); null when absent.
+  PodInfoPtr findPod(const api::Pod& pod) const;
   // The pods with pod affinity or anti-affinity of any kind, and those with required
   // anti-affinity: InterPodAffinity reads only these where it can (upstream's PodsWithAffinity,
   // PodsWithRequiredAntiAffinity).

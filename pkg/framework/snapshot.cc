@@ -18,10 +18,13 @@ Snapshot Snapshot::build(const std::vector<api::NodePtr>& nodes,
 void Snapshot::addNodeInfo(NodeInfoPtr info) {
   auto [it, inserted] = index_.try_emplace(info->name(), node_infos_.size());
   if (inserted) {
+    inter_pod_.addNode(*info);
     track(nullptr, info.get());
     generations_.push_back(info->generation());
     node_infos_.push_back(std::move(info));
   } else {
+    inter_pod_.removeNode(*node_infos_[it->second]);
+    inter_pod_.addNode(*info);
     track(node_infos_[it->second].get(), info.get());
     generations_[it->second] = info->generation();
     node_infos_[it->second] = std::move(info);
@@ -33,6 +36,7 @@ bool Snapshot::removeNodeInfo(std::string_view name) {
   if (it == index_.end()) return false;
   const size_t at = it->second;
   index_.erase(it);
+  inter_pod_.removeNode(*node_infos_[at]);
   track(node_infos_[at].get(), nullptr);
   node_infos_.erase(node_infos_.begin() + static_cast<std::ptrdiff_t>(at));
   generations_.erase(generations_.begin() + static_cast<std::ptrdiff_t>(at));
@@ -44,6 +48,7 @@ bool Snapshot::addPod(std::string_view node, PodInfoPtr pod) {
   auto it = index_.find(std::string(node));
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
+  inter_pod_.addPod(info, *pod);
   info.addPod(std::move(pod));
   track(&info, &info);
   generations_[it->second] = info.generation();
@@ -54,6 +59,7 @@ bool Snapshot::removePod(std::string_view node, const api::Pod& pod) {
   auto it = index_.find(std::string(node));
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
+  if (PodInfoPtr held = info.findPod(pod)) inter_pod_.removePod(info, *held);
   const bool removed = info.removePod(pod);
   track(&info, &info);
   generations_[it->second] = info.generation();

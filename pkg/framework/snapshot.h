@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "pkg/framework/inter_pod_index.h"
 #include "pkg/framework/node_info.h"
 
 namespace berth::framework {
@@ -53,6 +54,9 @@ class Snapshot {
   // The nodes whose status lists container images, in no particular order: ImageLocality reads
   // only these.
   const std::vector<const NodeInfo*>& nodesWithImages() const { return with_images_.items(); }
+  // Every pod's labels and (anti-)affinity terms, counted per topology domain (InterPodAffinity
+  // reads these instead of walking every pod).
+  const InterPodIndex& interPodIndex() const { return inter_pod_; }
 
   // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
   int64_t generation() const { return generation_; }
@@ -80,6 +84,7 @@ class Snapshot {
   NodeSet with_affinity_;
   NodeSet with_required_anti_affinity_;
   NodeSet with_images_;
+  InterPodIndex inter_pod_;
 };
 
 }  // namespace berth::framework

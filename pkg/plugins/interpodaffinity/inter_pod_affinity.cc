@@ -13,9 +13,27 @@ using framework::AffinityTerm;
 using framework::Code;
 using framework::Status;
 using framework::WeightedAffinityTerm;
+using TermKind = framework::InterPodIndex::TermKind;
 
 const framework::StateKey kPreFilterStateKey = framework::makeStateKey("PreFilterInterPodAffinity");
 const framework::StateKey kPreScoreStateKey = framework::makeStateKey("PreScoreInterPodAffinity");
+
+// Counts read from the snapshot's index: the sum of one DomainCounts per namespace of a term.
+using IndexedCounts = std::vector<const framework::DomainCounts*>;
+
+int64_t countAt(const IndexedCounts& parts, std::string_view value) {
+  int64_t n = 0;
+  for (const framework::DomainCounts* p : parts) {
+    auto it = p->find(value);
+    if (it != p->end()) n += it->second;
+  }
+  return n;
+}
+
+bool allEmpty(const IndexedCounts& parts) {
+  return std::all_of(parts.begin(), parts.end(),
+                     [](const framework::DomainCounts* p) { return p->empty(); });
+}
 
 struct PreFilterState final : framework::StateData {
   // Over the existing pods' required anti-affinity terms that match the incoming pod.
@@ -29,13 +47,83 @@ struct PreFilterState final : framework::StateData {
   std::vector<AffinityTerm> requiredAntiAffinity;
   bool matchesOwnAffinity = false;  // the first-pod exception's condition on the pod itself
 
+  // Until AddPod or RemovePod changes them, the counts are read from the snapshot's index instead
+  // of the three TopologyCounts above: the groups of existing terms that match the pod, and, by
+  // term, the pods each of the pod's own terms selects.
+  bool indexedExisting = false;
+  std::vector<const framework::InterPodIndex::TermGroup*> existingAntiAffinityGroups;
+  bool indexedOwn = false;
+  std::vector<IndexedCounts> affinityParts;      // by required affinity term (one)
+  std::vector<IndexedCounts> antiAffinityParts;  // by required anti-affinity term
+
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
+
+  // Copies the index's counts into the TopologyCounts, so that they can change.
+  void ownCounts() {
+    if (indexedExisting) {
+      for (const auto* g : existingAntiAffinityGroups) {
+        for (const auto& [value, n] : g->counts) {
+          existingAntiAffinityCounts.addValue(g->term.topologyKey, value, n, true);
+        }
+      }
+      existingAntiAffinityGroups.clear();
+      indexedExisting = false;
+    }
+    if (indexedOwn) {
+      auto copy = [](const std::vector<AffinityTerm>& terms, const std::vector<IndexedCounts>& by,
+                     TopologyCounts& out) {
+        for (size_t i = 0; i < terms.size(); ++i) {
+          for (const framework::DomainCounts* p : by[i]) {
+            for (const auto& [value, n] : *p) out.addValue(terms[i].topologyKey, value, n, true);
+          }
+        }
+      };
+      copy(requiredAffinity, affinityParts, affinityCounts);
+      copy(requiredAntiAffinity, antiAffinityParts, antiAffinityCounts);
+      affinityParts.clear();
+      antiAffinityParts.clear();
+      indexedOwn = false;
+    }
+  }
 };
 
+// The one equality (key=value) that is a term's whole selector, when the term names its
+// namespaces: the index then holds the term's counts. Null otherwise.
+const labels::Selector::Requirement* soleEquality(const AffinityTerm& t) {
+  if (!t.selector || t.namespaceSelector || t.namespaces.empty()) return nullptr;
+  const auto& reqs = t.selector->requirements();
+  if (reqs.size() != 1) return nullptr;
+  const labels::Selector::Requirement& r = reqs[0];
+  const bool equality = r.op == labels::Selector::Op::Equals || r.op == labels::Selector::Op::In;
+  return equality && r.values.size() == 1 ? &r : nullptr;
+}
+
+// The index's counts of the pods a term selects (soleEquality(t) must hold), by the term's key.
+IndexedCounts indexedCounts(const framework::InterPodIndex& index, const AffinityTerm& t) {
+  const labels::Selector::Requirement& r = *soleEquality(t);
+  IndexedCounts parts;
+  for (const std::string& ns : t.namespaces) {
+    const framework::DomainCounts& c = index.labelCounts(ns, r.key, r.values[0], t.topologyKey);
+    if (!c.empty()) parts.push_back(&c);
+  }
+  return parts;
+}
+
 struct PreScoreState final : framework::StateData {
+  // Weights summed per domain for the terms matched pod by pod.
   TopologyCounts topologyScore;
+  // The index's counts, each domain's count times `weight`, for the others: Score looks them up
+  // rather than PreScore copying thousands of domains every cycle.
+  struct Weighted {
+    std::string topologyKey;
+    const framework::DomainCounts* counts;  // never empty
+    int64_t weight;
+  };
+  std::vector<Weighted> weighted;
+
+  bool empty() const { return topologyScore.empty() && weighted.empty(); }
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreScoreState>(*this);
   }
@@ -54,6 +142,7 @@ bool isUnassigned(const api::Pod* pod) {
 }
 
 class InterPodAffinity final : public framework::PreFilterPlugin,
+                               public framework::PreFilterExtensions,
                                public framework::EnqueueExtensions,
                                public framework::FilterPlugin,
                                public framework::PreScorePlugin,
@@ -98,37 +187,46 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     for (auto& t : s->requiredAntiAffinity) mergeNamespaces(t);
     const api::StringMap nsLabels = namespaceLabels(pod->metadata.namespace_);
 
-    // Existing pods' required anti-affinity: only the nodes that hold such pods.
-    for (const framework::NodeInfo* node : snapshot->nodesWithRequiredAntiAffinity()) {
-      for (const auto& existing : node->podsWithRequiredAntiAffinity()) {
-        for (const AffinityTerm& t : existing->affinity->requiredAntiAffinity) {
-          if (t.matches(*pod, &nsLabels)) {
-            s->existingAntiAffinityCounts.add(node->labels(), t.topologyKey, 1, true);
-          }
+    // Existing pods' required anti-affinity: each group of identical terms matched once.
+    const framework::InterPodIndex& index = snapshot->interPodIndex();
+    s->indexedExisting = true;
+    if (!snapshot->nodesWithRequiredAntiAffinity().empty()) {
+      for (const auto& [key, g] : index.groups(TermKind::RequiredAntiAffinity)) {
+        if (!g.counts.empty() && g.term.matches(*pod, &nsLabels)) {
+          s->existingAntiAffinityGroups.push_back(&g);
         }
       }
     }
     if (s->requiredAffinity.empty() && s->requiredAntiAffinity.empty()) {
-      if (s->existingAntiAffinityCounts.empty()) return Status::skip();
+      if (s->existingAntiAffinityGroups.empty()) return Status::skip();
+    } else if (ownTermsIndexed(*s)) {
+      s->indexedOwn = true;
+      for (const AffinityTerm& t : s->requiredAffinity) {
+        s->affinityParts.push_back(indexedCounts(index, t));
+      }
+      for (const AffinityTerm& t : s->requiredAntiAffinity) {
+        s->antiAffinityParts.push_back(indexedCounts(index, t));
+      }
     } else {
       for (const auto& node : snapshot->nodeInfos()) {
-        for (const auto& existing : node->pods()) {
-          if (framework::matchesAllTerms(s->requiredAffinity, *existing->pod)) {
-            for (const AffinityTerm& t : s->requiredAffinity) {
-              s->affinityCounts.add(node->labels(), t.topologyKey, 1, true);
-            }
-          }
-          for (const AffinityTerm& t : s->requiredAntiAffinity) {
-            if (t.matches(*existing->pod, nullptr)) {
-              s->antiAffinityCounts.add(node->labels(), t.topologyKey, 1, true);
-            }
-          }
-        }
+        for (const auto& existing : node->pods()) countOwnTerms(*s, *existing->pod, *node, 1);
       }
     }
     s->matchesOwnAffinity = framework::matchesAllTerms(s->requiredAffinity, *pod);
     state.write(kPreFilterStateKey, std::move(s));
     return Status::success();
+  }
+
+  Status addPod(framework::CycleState& state, const framework::PodInfo& pod,
+                const framework::PodInfo& podToAdd,
+                const framework::NodeInfo& node) const override {
+    return updateWithPod(state, pod, podToAdd, node, 1);
+  }
+
+  Status removePod(framework::CycleState& state, const framework::PodInfo& pod,
+                   const framework::PodInfo& podToRemove,
+                   const framework::NodeInfo& node) const override {
+    return updateWithPod(state, pod, podToRemove, node, -1);
   }
 
   Status filter(const framework::CycleState& state, const framework::PodInfo&,
@@ -167,49 +265,47 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
 
     auto s = std::make_unique<PreScoreState>();
     TopologyCounts& score = s->topologyScore;
+    const framework::InterPodIndex& index = snapshot->interPodIndex();
     // Scores every domain of the cluster, not only the feasible nodes': a domain's score is the
-    // same whichever of its nodes is scored.
-    auto scoreNode = [&](const framework::NodeInfo& node) {
-      const labels::LabelSet& labels = node.labels();
-      if (labels.size() == 0) return;
-      const auto& existingPods = hasConstraints ? node.pods() : node.podsWithAffinity();
-      for (const auto& existing : existingPods) {
-        for (const auto& t : preferred) {
-          if (t.term.matches(*existing->pod, nullptr)) {
-            score.add(labels, t.term.topologyKey, t.weight, false);
-          }
-        }
-        for (const auto& t : preferredAnti) {
-          if (t.term.matches(*existing->pod, nullptr)) {
-            score.add(labels, t.term.topologyKey, -t.weight, false);
-          }
-        }
-        const framework::PodAffinityTerms& theirs = existing->affinityTerms();
-        if (args_.hardPodAffinityWeight > 0) {
-          for (const auto& t : theirs.requiredAffinity) {
-            if (t.matches(*pod, &nsLabels)) {
-              score.add(labels, t.topologyKey, args_.hardPodAffinityWeight, false);
+    // same whichever of its nodes is scored. The index counts each domain's pods for most terms;
+    // the others are matched against every pod.
+    std::vector<std::pair<const AffinityTerm*, int64_t>> unindexed;
+    auto addTerm = [&](const WeightedAffinityTerm& t, int64_t sign) {
+      if (soleEquality(t.term) == nullptr) {
+        unindexed.emplace_back(&t.term, sign * t.weight);
+        return;
+      }
+      for (const framework::DomainCounts* part : indexedCounts(index, t.term)) {
+        s->weighted.push_back({t.term.topologyKey, part, sign * t.weight});
+      }
+    };
+    for (const auto& t : preferred) addTerm(t, 1);
+    for (const auto& t : preferredAnti) addTerm(t, -1);
+    if (!unindexed.empty()) {
+      for (const auto& node : snapshot->nodeInfos()) {
+        for (const auto& existing : node->pods()) {
+          for (const auto& [term, weight] : unindexed) {
+            if (term->matches(*existing->pod, nullptr)) {
+              score.add(node->labels(), term->topologyKey, weight, false);
             }
           }
         }
-        for (const auto& t : theirs.preferredAffinity) {
-          if (t.term.matches(*pod, &nsLabels)) {
-            score.add(labels, t.term.topologyKey, t.weight, false);
-          }
-        }
-        for (const auto& t : theirs.preferredAntiAffinity) {
-          if (t.term.matches(*pod, &nsLabels)) {
-            score.add(labels, t.term.topologyKey, -t.weight, false);
-          }
-        }
+      }
+    }
+    // The existing pods' terms, a group of identical terms at a time.
+    auto addGroups = [&](TermKind kind, int64_t weight) {
+      for (const auto& [key, g] : index.groups(kind)) {
+        if (g.counts.empty() || !g.term.matches(*pod, &nsLabels)) continue;
+        const int64_t w = kind == TermKind::RequiredAffinity ? weight : weight * g.weight;
+        s->weighted.push_back({g.term.topologyKey, &g.counts, w});
       }
     };
-    if (hasConstraints) {
-      for (const auto& node : snapshot->nodeInfos()) scoreNode(*node);
-    } else {
-      for (const framework::NodeInfo* node : snapshot->nodesWithPodAffinity()) scoreNode(*node);
+    if (args_.hardPodAffinityWeight > 0) {
+      addGroups(TermKind::RequiredAffinity, args_.hardPodAffinityWeight);
     }
-    if (score.empty()) return Status::skip();
+    addGroups(TermKind::Preferred, 1);
+    addGroups(TermKind::PreferredAnti, -1);
+    if (s->empty()) return Status::skip();
     state.write(kPreScoreStateKey, std::move(s));
     return Status::success();
   }
@@ -227,6 +323,12 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       auto v = values.find(*value);
       if (v != values.end()) out += v->second;
     }
+    for (const PreScoreState::Weighted& w : s->weighted) {
+      auto value = node.labels().find(w.topologyKey);
+      if (!value) continue;
+      auto v = w.counts->find(*value);
+      if (v != w.counts->end()) out += w.weight * v->second;
+    }
     return Status::success();
   }
 
@@ -237,7 +339,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     if (s == nullptr) {
       return Status::error("reading \"PreScoreInterPodAffinity\" from cycleState: not found");
     }
-    if (s->topologyScore.empty() || scores.empty()) return Status::success();
+    if (s->empty() || scores.empty()) return Status::success();
     const auto [lo, hi] = std::minmax_element(scores.begin(), scores.end());
     const int64_t min = *lo;
     const int64_t diff = *hi - min;
@@ -277,7 +379,64 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     return n ? n->metadata.labels : api::StringMap{};
   }
 
+  // The index holds the counts of the pod's own terms: at most one affinity term (all must match
+  // one pod) and every term a single equality over named namespaces.
+  static bool ownTermsIndexed(const PreFilterState& s) {
+    auto indexed = [](const AffinityTerm& t) { return soleEquality(t) != nullptr; };
+    return s.requiredAffinity.size() <= 1 &&
+           std::all_of(s.requiredAffinity.begin(), s.requiredAffinity.end(), indexed) &&
+           std::all_of(s.requiredAntiAffinity.begin(), s.requiredAntiAffinity.end(), indexed);
+  }
+
+  // Counts `existing` on `node` (delta +1 or -1) for the incoming pod's own terms.
+  static void countOwnTerms(PreFilterState& s, const api::Pod& existing,
+                            const framework::NodeInfo& node, int64_t delta) {
+    if (framework::matchesAllTerms(s.requiredAffinity, existing)) {
+      for (const AffinityTerm& t : s.requiredAffinity) {
+        s.affinityCounts.add(node.labels(), t.topologyKey, delta, true);
+      }
+    }
+    for (const AffinityTerm& t : s.requiredAntiAffinity) {
+      if (t.matches(existing, nullptr)) {
+        s.antiAffinityCounts.add(node.labels(), t.topologyKey, delta, true);
+      }
+    }
+  }
+
+  // AddPod (+1) and RemovePod (-1): the counts as PreFilter would have found them with `other` on
+  // `node`, or without it (upstream's updateWithPod).
+  Status updateWithPod(framework::CycleState& state, const framework::PodInfo& pod,
+                       const framework::PodInfo& other, const framework::NodeInfo& node,
+                       int64_t delta) const {
+    const auto* current = state.readAs<PreFilterState>(kPreFilterStateKey);
+    if (current == nullptr) {
+      return Status::error("reading \"PreFilterInterPodAffinity\" from cycleState: not found");
+    }
+    auto s = std::make_unique<PreFilterState>(*current);
+    s->ownCounts();
+    // Views of the labels outlive the state only if they are the snapshot's.
+    const framework::Snapshot* snapshot = state.snapshot();
+    const framework::NodeInfo* held = snapshot ? snapshot->get(node.name()) : nullptr;
+    const framework::NodeInfo& stable = held ? *held : node;
+    const api::StringMap nsLabels = namespaceLabels(pod->metadata.namespace_);
+    for (const AffinityTerm& t : other.affinityTerms().requiredAntiAffinity) {
+      if (t.matches(*pod, &nsLabels)) {
+        s->existingAntiAffinityCounts.add(stable.labels(), t.topologyKey, delta, true);
+      }
+    }
+    countOwnTerms(*s, *other.pod, stable, delta);
+    state.write(kPreFilterStateKey, std::move(s));
+    return Status::success();
+  }
+
   static bool satisfiesPodAffinity(const PreFilterState& s, const framework::NodeInfo& node) {
+    if (s.indexedOwn && !s.requiredAffinity.empty()) {
+      const AffinityTerm& t = s.requiredAffinity.front();
+      auto value = node.labels().find(t.topologyKey);
+      if (!value) return false;
+      const IndexedCounts& parts = s.affinityParts.front();
+      return countAt(parts, *value) > 0 || (allEmpty(parts) && s.matchesOwnAffinity);
+    }
     bool podsExist = true;
     for (const AffinityTerm& t : s.requiredAffinity) {
       // The node must carry every term's topology key.
@@ -290,6 +449,13 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   }
 
   static bool satisfiesPodAntiAffinity(const PreFilterState& s, const framework::NodeInfo& node) {
+    if (s.indexedOwn) {
+      for (size_t i = 0; i < s.requiredAntiAffinity.size(); ++i) {
+        auto value = node.labels().find(s.requiredAntiAffinity[i].topologyKey);
+        if (value && countAt(s.antiAffinityParts[i], *value) > 0) return false;
+      }
+      return true;
+    }
     if (s.antiAffinityCounts.empty()) return true;
     return std::none_of(s.requiredAntiAffinity.begin(), s.requiredAntiAffinity.end(),
                         [&](const AffinityTerm& t) {
@@ -299,6 +465,13 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
 
   static bool satisfiesExistingPodsAntiAffinity(const PreFilterState& s,
                                                 const framework::NodeInfo& node) {
+    if (s.indexedExisting) {
+      return std::none_of(s.existingAntiAffinityGroups.begin(), s.existingAntiAffinityGroups.end(),
+                          [&](const framework::InterPodIndex::TermGroup* g) {
+                            auto value = node.labels().find(g->term.topologyKey);
+                            return value && g->counts.find(*value) != g->counts.end();
+                          });
+    }
     for (const auto& [key, values] : s.existingAntiAffinityCounts.byKey()) {
       auto value = node.labels().find(key);
       if (!value) continue;

@@ -25,14 +25,16 @@ class TopologyCounts {
   // Adds `delta` at (key, the node's value of key), if the node has the key. With `dropZeros`, an
   // entry back at 0 is removed, so that empty() means "no domain counted".
   void add(const labels::LabelSet& node, std::string_view key, int64_t delta, bool dropZeros) {
-    auto value = node.find(key);
-    if (!value) return;
+    if (auto value = node.find(key)) addValue(key, *value, delta, dropZeros);
+  }
+  // Adds `delta` at (key, value); the value must outlive these counts.
+  void addValue(std::string_view key, std::string_view value, int64_t delta, bool dropZeros) {
     auto k = find(key);
     if (k == by_key_.end()) {
       by_key_.emplace_back(std::string(key), Values{});
       k = by_key_.end() - 1;
     }
-    auto v = k->second.try_emplace(*value, 0).first;
+    auto v = k->second.try_emplace(value, 0).first;
     v->second += delta;
     if (dropZeros && v->second == 0) {
       k->second.erase(v);

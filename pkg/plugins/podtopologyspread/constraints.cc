@@ -189,15 +189,20 @@ bool NodeInclusion::includes(const Constraint& c, const labels::LabelSet& nodeLa
   return true;
 }
 
+bool countsPod(const api::Pod& pod, const SpreadSelector& selector, std::string_view ns) {
+  // Terminating pods are on their way out (kubernetes#87621).
+  if (!selector.countsPods() || pod.metadata.deletionTimestamp || pod.metadata.namespace_ != ns) {
+    return false;
+  }
+  return selector.matches(pod.metadata.labels);
+}
+
 int64_t countMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
                           const SpreadSelector& selector, std::string_view ns) {
   if (!selector.countsPods()) return 0;
   int64_t n = 0;
   for (const framework::PodInfoPtr& p : pods) {
-    const api::Pod& pod = **p;
-    // Terminating pods are on their way out (kubernetes#87621).
-    if (pod.metadata.deletionTimestamp || pod.metadata.namespace_ != ns) continue;
-    if (selector.matches(pod.metadata.labels)) ++n;
+    if (countsPod(**p, selector, ns)) ++n;
   }
   return n;
 }

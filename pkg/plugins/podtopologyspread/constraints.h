@@ -112,7 +112,9 @@ class NodeInclusion {
   labels::RequiredNodeAffinity required_;
 };
 
-// Pods on the node that count for the selector: not terminating, in namespace `ns`, matching.
+// Whether one pod counts for the selector: not terminating, in namespace `ns`, matching.
+bool countsPod(const api::Pod& pod, const SpreadSelector& selector, std::string_view ns);
+// Pods on the node that count for the selector.
 int64_t countMatchingPods(const std::vector<framework::PodInfoPtr>& pods,
                           const SpreadSelector& selector, std::string_view ns);
 

@@ -71,6 +71,15 @@ struct PreFilterState final : framework::StateData {
   std::vector<Constraint> constraints;
   std::vector<DomainCounts> counts;  // by constraint
   std::vector<int64_t> minMatch;     // by constraint: the global minimum, 0 below minDomains
+  void computeMinima() {
+    minMatch.resize(constraints.size());
+    for (size_t i = 0; i < constraints.size(); ++i) {
+      // Fewer eligible domains than minDomains: the global minimum is taken as 0.
+      minMatch[i] = counts[i].size() < static_cast<size_t>(constraints[i].minDomains)
+                        ? 0
+                        : counts[i].minCount();
+    }
+  }
   std::unique_ptr<framework::StateData> clone() const override {
     return std::make_unique<PreFilterState>(*this);
   }
@@ -134,6 +143,7 @@ std::string_view labelOr(const api::StringMap& labels, const std::string& key) {
 }
 
 class PodTopologySpread final : public framework::PreFilterPlugin,
+                                public framework::PreFilterExtensions,
                                 public framework::FilterPlugin,
                                 public framework::PreScorePlugin,
                                 public framework::ScorePlugin,
@@ -224,16 +234,22 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
         }
       }
     }
-    s->minMatch.resize(n);
-    for (size_t i = 0; i < n; ++i) {
-      s->counts[i].seal();
-      // Fewer eligible domains than minDomains: the global minimum is taken as 0.
-      s->minMatch[i] = s->counts[i].size() < static_cast<size_t>(s->constraints[i].minDomains)
-                           ? 0
-                           : s->counts[i].minCount();
-    }
+    for (size_t i = 0; i < n; ++i) s->counts[i].seal();
+    s->computeMinima();
     state.write(kPreFilterStateKey, std::move(s));
     return Status::success();
+  }
+
+  Status addPod(framework::CycleState& state, const framework::PodInfo& pod,
+                const framework::PodInfo& podToAdd,
+                const framework::NodeInfo& node) const override {
+    return updateWithPod(state, pod, podToAdd, node, 1);
+  }
+
+  Status removePod(framework::CycleState& state, const framework::PodInfo& pod,
+                   const framework::PodInfo& podToRemove,
+                   const framework::NodeInfo& node) const override {
+    return updateWithPod(state, pod, podToRemove, node, -1);
   }
 
   Status filter(const framework::CycleState& state, const framework::PodInfo& pod,
@@ -485,6 +501,41 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
         if (count != nullptr) *count += countMatchingPods(info->pods(), c.selector, ns);
       }
     }
+  }
+
+  // AddPod (+1) and RemovePod (-1): the counts as PreFilter would have found them with `other` on
+  // `node`, or without it (upstream's updateWithPod), the global minima recomputed.
+  static Status updateWithPod(framework::CycleState& state, const framework::PodInfo& pod,
+                              const framework::PodInfo& other, const framework::NodeInfo& node,
+                              int64_t delta) {
+    const auto* current = state.readAs<PreFilterState>(kPreFilterStateKey);
+    if (current == nullptr) {
+      return Status::error("reading \"PreFilterPodTopologySpread\" from cycleState: not found");
+    }
+    const std::string& ns = pod->metadata.namespace_;
+    if (node.node() == nullptr || other->metadata.namespace_ != ns ||
+        !hasAllKeys(node.labels(), current->constraints)) {
+      return Status::success();
+    }
+    auto s = std::make_unique<PreFilterState>(*current);
+    const NodeInclusion inclusion(*pod);
+    bool changed = false;
+    for (size_t i = 0; i < s->constraints.size(); ++i) {
+      const Constraint& c = s->constraints[i];
+      if (!countsPod(*other, c.selector, ns)) continue;
+      if (!inclusion.includesAll(c) &&
+          !inclusion.includes(c, node.labels(), node.name(), node.taints())) {
+        continue;
+      }
+      int64_t* count = s->counts[i].find(*node.labels().find(c.topologyKey));
+      if (count == nullptr) continue;
+      *count += delta;
+      changed = true;
+    }
+    if (!changed) return Status::success();
+    s->computeMinima();
+    state.write(kPreFilterStateKey, std::move(s));
+    return Status::success();
   }
 
   static api::TopologySpreadConstraint systemConstraint(std::string_view key, int32_t maxSkew) {
