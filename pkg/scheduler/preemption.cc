@@ -67,7 +67,7 @@ void Scheduler::executePreemption(const Preemption& p) {
   // handler writes them (the event is written before the patch is sent).
   p.profile->recorder->record(events::podReference(preemptor), "Warning", "FailedScheduling",
                               "Scheduling", p.message);
-  p.profile->recorder->waitIdle();
+  waitForEvents(*p.profile);
   auto current = feeds_.pods->get(refOf(preemptor));
   const api::Pod& latest = current ? *current : preemptor;
   if (auto patch = podScheduledConditionPatch(latest, p.reason, p.message,
@@ -125,8 +125,13 @@ bool Scheduler::preemptVictim(const Preemption& p, const framework::PodInfo& vic
       events::podReference(pod), events::podReference(*p.preemptor), "Normal", "Preempted",
       "Preempting",
       "Preempted by pod " + p.preemptor->metadata.uid + " on node " + p.result.nominatedNode);
-  p.profile->recorder->waitIdle();
+  waitForEvents(*p.profile);
   return true;
+}
+
+void Scheduler::waitForEvents(const Profile& profile) {
+  // The writes stay in upstream's order, events included; at shutdown they are not waited for.
+  if (!preemption_stop_.stop_requested()) profile.recorder->waitIdle();
 }
 
 void Scheduler::clearLowerPriorityNominations(const Preemption& p) {

@@ -133,7 +133,9 @@ void Scheduler::run(std::stop_token stop) {
   }
   timers.request_stop();
   // Finish the bindings in flight: their pods are assumed and their requests may be on the wire.
-  // Preemptions finish too: a victim whose condition was patched is deleted.
+  // Preemptions finish too, without their retry waits: a victim whose condition was patched is
+  // still deleted.
+  preemption_stop_.request_stop();
   preemptors_.drain();
   binders_.drain();
 }

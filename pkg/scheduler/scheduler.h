@@ -171,6 +171,8 @@ class Scheduler {
   bool preemptVictim(const Preemption& preemption, const framework::PodInfo& victim);
   // Clears the nominations of pods of lower priority than the preemptor nominated to its node.
   void clearLowerPriorityNominations(const Preemption& preemption);
+  // Until the profile's recorder has written what it was given (not once shutting down).
+  void waitForEvents(const Profile& profile);
   // Reports an attempt's result to the observer and the metrics.
   void attempted(const api::Pod& pod, const std::string& profile, std::string_view result,
                  util::Duration took);
