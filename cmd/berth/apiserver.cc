@@ -14,6 +14,7 @@
 #include "cmd/berth/common.h"
 #include "cmd/berth/flags.h"
 #include "pkg/api/decode.h"
+#include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/log/log.h"
 #include "pkg/util/base64.h"
@@ -158,6 +159,7 @@ int apiserverCommand(const std::vector<std::string>& args) {
   std::string clientCaFile;
   std::string token;
   std::string kubeconfigPath;
+  std::chrono::milliseconds deletionBound{0};
   FlagSet flags;
   flags.addString("bind-address", &bindAddress, "The IP address on which to listen");
   flags.addInt("port", &port, "The port on which to serve; 0 picks a free port");
@@ -178,6 +180,9 @@ int apiserverCommand(const std::vector<std::string>& args) {
                   "certificate)");
   flags.addString("write-kubeconfig", &kubeconfigPath,
                   "Write a kubeconfig that reaches this server to this path");
+  flags.addDuration("pod-deletion-bound", &deletionBound,
+                    "Running pods deleted gracefully are removed when their grace period ends, "
+                    "as their kubelet would; if set, at most this long after the DELETE");
   const CommandLine cli = flags.parseCommandLine(
       args,
       "Serve nodes, pods, namespaces, services, replication controllers, replica sets, stateful "
@@ -222,6 +227,10 @@ int apiserverCommand(const std::vector<std::string>& args) {
     }
   }
   std::stop_source stop = stopOnSignals();  // before any thread starts
+  // No kubelets here: graceful pod deletions are finalized by this stand-in.
+  apiserver::KubeletStandIn kubelets(store, deletionBound.count() > 0
+                                                ? std::optional<util::Duration>(deletionBound)
+                                                : std::nullopt);
   auto server = apiserver::Server::start(store, options);
   if (!server.ok()) return fail(server.error().message);
   const std::string url = (*server)->url();

@@ -21,6 +21,7 @@
 #include "cmd/berth/run.h"
 #include "pkg/api/decode.h"
 #include "pkg/api/encode.h"
+#include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 
@@ -208,6 +209,8 @@ int demoCommand(const std::vector<std::string>& args) {
   apiserver::Store store;
   store.createSystemNamespaces();  // as kube-apiserver does at startup
   if (auto r = load(store, cluster); !r.ok()) return fail("demo cluster: " + r.error().message);
+  // Preempted pods leave within a second instead of their 30-second grace period.
+  apiserver::KubeletStandIn kubelets(store, std::chrono::seconds(1));
   auto server = apiserver::Server::start(store, {});
   if (!server.ok()) return fail(server.error().message);
 

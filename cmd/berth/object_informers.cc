@@ -91,6 +91,11 @@ class InformerObjectsFeed final : public scheduler::ObjectsFeed {
                                       [this](std::string_view ns, std::string_view name) {
                                         return store_.removeReplicationController(ns, name);
                                       });
+    watch<api::PodDisruptionBudget>(client, client::kPodDisruptionBudgets,
+                                    api::decodePodDisruptionBudget,
+                                    [this](std::string_view ns, std::string_view name) {
+                                      return store_.removePodDisruptionBudget(ns, name);
+                                    });
   }
 
   // scheduler::ObjectsFeed

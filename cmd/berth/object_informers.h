@@ -1,7 +1,7 @@
 #pragma once
-// The daemon's ObjectsFeed: informers on every namespace, service, replica set, stateful set and
-// replication controller, kept in a framework::ClusterObjectStore (kube-scheduler's informer
-// factory listers for the same kinds).
+// The daemon's ObjectsFeed: informers on every namespace, service, replica set, stateful set,
+// replication controller and (for preemption) PodDisruptionBudget, kept in a
+// framework::ClusterObjectStore (kube-scheduler's informer factory listers for the same kinds).
 
 #include <memory>
 

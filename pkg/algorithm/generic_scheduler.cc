@@ -50,6 +50,44 @@ class RejectionRecorder {
   std::vector<std::string_view> plugins_;  // distinct rejecting plugins, few
 };
 
+// The nodes that have pods of at least `pod`'s priority nominated to them (the pod itself aside),
+// sorted: Filter runs there with those pods counted (upstream's RunFilterPluginsWithNominatedPods),
+// everywhere else as usual. Few nodes, or none, in a cluster.
+std::vector<const framework::NodeInfo*> nodesWithNominatedPods(
+    const framework::runtime::Framework& fw, const framework::PodInfo& pod,
+    const framework::Snapshot& snapshot) {
+  std::vector<const framework::NodeInfo*> out;
+  const framework::PodNominator* nominator = fw.nominator();
+  if (nominator == nullptr) return out;
+  const int32_t priority = pod->spec.priority.value_or(0);
+  auto qualifies = [&](const framework::NodeInfo& node) {
+    for (const auto& p : nominator->nominatedPodsForNode(node.name())) {
+      if (p->pod->spec.priority.value_or(0) >= priority &&
+          p->pod->metadata.uid != pod->metadata.uid) {
+        return true;
+      }
+    }
+    return false;
+  };
+  if (auto names = nominator->nominatedNodes()) {
+    for (const auto& name : *names) {
+      const framework::NodeInfo* node = snapshot.get(name);
+      if (node != nullptr && qualifies(*node)) out.push_back(node);
+    }
+  } else {
+    for (const auto& node : snapshot.nodeInfos()) {
+      if (qualifies(*node)) out.push_back(node.get());
+    }
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+bool contains(const std::vector<const framework::NodeInfo*>& sorted,
+              const framework::NodeInfo* node) {
+  return !sorted.empty() && std::binary_search(sorted.begin(), sorted.end(), node);
+}
+
 }  // namespace
 
 GenericScheduler::GenericScheduler(util::Parallelizer& parallelizer, uint64_t seed,
@@ -105,10 +143,12 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
     return fitError(std::move(diagnosis));
   }
 
+  const std::vector<const framework::NodeInfo*> withNominated =
+      nodesWithNominatedPods(fw, pod, snapshot);
   // A node nominated earlier (by preemption) is tried alone first.
   const std::string& nominated = pod->status.nominatedNodeName;
   if (const framework::NodeInfo* n = nominated.empty() ? nullptr : snapshot.get(nominated)) {
-    if (fw.runFilterPlugins(state, pod, *n).isSuccess()) {
+    if (fw.runFilterPluginsWithNominatedPods(state, pod, *n).isSuccess()) {
       out.node = n->name();
       out.evaluatedNodes = 1;
       out.feasible = {n};
@@ -143,11 +183,11 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
   }
   std::vector<size_t> positions;
   Status filterError;
-  out.feasible =
-      reused
-          ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes, snapshot.generations(),
-                                            positions, diagnosis, filterError)
-          : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), diagnosis, filterError);
+  out.feasible = reused ? findNodesThatPassFiltersReusing(*reused, fw, state, pod, nodes,
+                                                          snapshot.generations(), withNominated,
+                                                          positions, diagnosis, filterError)
+                        : findNodesThatPassFilters(fw, state, pod, nodes, all.size(), withNominated,
+                                                   diagnosis, filterError);
   out.evaluatedNodes = static_cast<int>(out.feasible.size() + diagnosis.nodeToStatus.size());
   if (!filterError.isSuccess()) {
     out.status = std::move(filterError);
@@ -184,7 +224,8 @@ ScheduleOutcome GenericScheduler::schedulePod(const framework::runtime::Framewor
 std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilters(
     const framework::runtime::Framework& fw, const framework::CycleState& state,
     const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
-    size_t numAllNodes, framework::Diagnosis& diagnosis, Status& error) {
+    size_t numAllNodes, const std::vector<const framework::NodeInfo*>& withNominated,
+    framework::Diagnosis& diagnosis, Status& error) {
   const size_t n = nodes.size();
   // Like upstream, "enough" is measured against the nodes PreFilter left, the rotation against all.
   size_t want =
@@ -212,7 +253,10 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
       // Nodes live in separate allocations, so the hardware cannot guess the next one: fetch a few
       // nodes ahead, since Filter's cost at thousands of nodes is mostly waiting for memory.
       if (i + kPrefetchDistance < end) prefetchNode(*nodes[(start + i + kPrefetchDistance) % n]);
-      Status st = fw.runFilterPlugins(filters, state, pod, *nodes[(start + i) % n]);
+      const framework::NodeInfo& node = *nodes[(start + i) % n];
+      Status st = contains(withNominated, &node)
+                      ? fw.runFilterPluginsWithNominatedPods(state, pod, node)
+                      : fw.runFilterPlugins(filters, state, pod, node);
       if (st.isSuccess()) {
         verdict[i] = kFeasible;
         found.fetch_add(1, std::memory_order_relaxed);
@@ -252,7 +296,8 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
     EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
     const framework::CycleState& state, const framework::PodInfo& pod,
     const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
-    std::vector<size_t>& positions, framework::Diagnosis& diagnosis, Status& error) {
+    const std::vector<const framework::NodeInfo*>& withNominated, std::vector<size_t>& positions,
+    framework::Diagnosis& diagnosis, Status& error) {
   const size_t n = nodes.size();
   const auto filters = fw.filtersToRun(state);
   framework::runtime::Framework::FilterList local;
@@ -294,6 +339,25 @@ std::vector<const framework::NodeInfo*> GenericScheduler::findNodesThatPassFilte
 
   std::vector<std::pair<uint32_t, Status>> overrides =
       runUncachedFilters(results, fw, filters, others, othersAt, state, pod, nodes);
+  if (!withNominated.empty()) {
+    // The entries were computed without nominated pods, which they stay valid for: on a node with
+    // nominated pods this cycle's verdict is evaluated in full instead.
+    std::vector<std::pair<uint32_t, Status>> merged;
+    merged.reserve(overrides.size() + withNominated.size());
+    auto next = overrides.begin();
+    for (uint32_t i = 0; i < n; ++i) {
+      const bool here = contains(withNominated, nodes[i]);
+      const bool had = next != overrides.end() && next->first == i;
+      if (here) {
+        Status st = fw.runFilterPluginsWithNominatedPods(state, pod, *nodes[i]);
+        if (!st.isSuccess()) merged.emplace_back(i, std::move(st));
+      } else if (had) {
+        merged.push_back(std::move(*next));
+      }
+      if (had) ++next;
+    }
+    overrides = std::move(merged);
+  }
   std::vector<uint8_t> overridden(overrides.empty() ? 0 : n, 0);
   for (const auto& o : overrides) overridden[o.first] = 1;
   auto overrideOf = [&](uint32_t i) -> const Status& {

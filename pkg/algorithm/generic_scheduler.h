@@ -62,15 +62,18 @@ class GenericScheduler {
   std::vector<const framework::NodeInfo*> findNodesThatPassFilters(
       const framework::runtime::Framework& fw, const framework::CycleState& state,
       const framework::PodInfo& pod, const std::vector<const framework::NodeInfo*>& nodes,
-      size_t numAllNodes, framework::Diagnosis& diagnosis, framework::Status& error);
+      size_t numAllNodes, const std::vector<const framework::NodeInfo*>& withNominated,
+      framework::Diagnosis& diagnosis, framework::Status& error);
   // The same two steps from the class's results: only nodes changed since are evaluated again.
   // `nodes` and `generations` are the snapshot's, in its order; `positions` receives each feasible
-  // node's index in them.
+  // node's index in them. `withNominated` (sorted) are the nodes Filter evaluates with nominated
+  // pods, uncached.
   std::vector<const framework::NodeInfo*> findNodesThatPassFiltersReusing(
       EquivalenceCache::Class& results, const framework::runtime::Framework& fw,
       const framework::CycleState& state, const framework::PodInfo& pod,
       const std::vector<const framework::NodeInfo*>& nodes, const std::vector<int64_t>& generations,
-      std::vector<size_t>& positions, framework::Diagnosis& diagnosis, framework::Status& error);
+      const std::vector<const framework::NodeInfo*>& withNominated, std::vector<size_t>& positions,
+      framework::Diagnosis& diagnosis, framework::Status& error);
   // The Filter statuses of the plugins that are not node-local (`others`, at `othersAt` in
   // `filters`) where they decide a node's status, by node position, sorted.
   std::vector<std::pair<uint32_t, framework::Status>> runUncachedFilters(

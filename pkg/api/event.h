@@ -3,6 +3,7 @@
 // events.k8s.io/v1 Event or as the older core/v1 Event that clusters without the events API take.
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "pkg/api/types.h"
@@ -33,7 +34,8 @@ struct Event {
   std::string reason{};
   ObjectReference regarding{};
   std::string note{};
-  std::string type{};  // "Normal" or "Warning"
+  std::string type{};                        // "Normal" or "Warning"
+  std::optional<ObjectReference> related{};  // e.g. the preemptor of a Preempted victim
 };
 
 // events.k8s.io/v1: eventTime, reportingController/Instance, action, reason, regarding, note, type.

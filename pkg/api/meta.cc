@@ -95,11 +95,18 @@ nlohmann::json encodeDeleteOptions(const DeleteOptions& options) {
   if (!options.preconditions.resourceVersion.empty()) {
     pre["resourceVersion"] = options.preconditions.resourceVersion;
   }
-  return {{"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(pre)}};
+  nlohmann::json out = {
+      {"kind", "DeleteOptions"}, {"apiVersion", "v1"}, {"preconditions", std::move(pre)}};
+  if (options.gracePeriodSeconds) out["gracePeriodSeconds"] = *options.gracePeriodSeconds;
+  return out;
 }
 
 DeleteOptions decodeDeleteOptions(const nlohmann::json& body) {
   DeleteOptions options;
+  if (const auto grace = body.find("gracePeriodSeconds");
+      grace != body.end() && grace->is_number_integer()) {
+    options.gracePeriodSeconds = grace->get<int64_t>();
+  }
   const auto pre = body.find("preconditions");
   if (pre == body.end() || !pre->is_object()) {
     return options;

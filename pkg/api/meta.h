@@ -108,6 +108,7 @@ struct Preconditions {
 // metav1.DeleteOptions: the body of a DELETE; berth sends and reads only its preconditions.
 struct DeleteOptions {
   Preconditions preconditions{};
+  std::optional<int64_t> gracePeriodSeconds{};  // a pod's graceful deletion period
 };
 
 // {"kind":"DeleteOptions","apiVersion":"v1","preconditions":{...}}, with only the set fields.

@@ -55,12 +55,20 @@ const std::vector<Entry>& entries() {
       {"apps", "statefulsets/status", "", true, "StatefulSet", kStatusVerbs},
       {"coordination.k8s.io", "leases", "lease", true, "Lease", kObjectVerbs},
       {"events.k8s.io", "events", "event", true, "Event", kObjectVerbs, {"ev"}},
+      {"policy",
+       "poddisruptionbudgets",
+       "poddisruptionbudget",
+       true,
+       "PodDisruptionBudget",
+       kObjectVerbs,
+       {"pdb"}},
+      {"policy", "poddisruptionbudgets/status", "", true, "PodDisruptionBudget", kStatusVerbs},
   };
   return kEntries;
 }
 
 // In kube-apiserver's order of preference (apps before the others).
-constexpr std::string_view kGroups[] = {"apps", "coordination.k8s.io", "events.k8s.io"};
+constexpr std::string_view kGroups[] = {"apps", "coordination.k8s.io", "events.k8s.io", "policy"};
 
 json groupVersion(std::string_view group) {
   return {{"groupVersion", std::string(group) + "/v1"}, {"version", "v1"}};

@@ -160,7 +160,8 @@ ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_vie
     if (!supportsField(resource, term.field)) {
       // Kinds with no field label conversion of their own (apps/v1 registers none).
       if (resource == Resource::Leases || resource == Resource::EventsV1 ||
-          resource == Resource::ReplicaSets || resource == Resource::StatefulSets) {
+          resource == Resource::ReplicaSets || resource == Resource::StatefulSets ||
+          resource == Resource::PodDisruptionBudgets) {
         return badRequest(util::quoteGo(term.field) +
                           " is not a known field selector: only \"metadata.name\", "
                           "\"metadata.namespace\"");

@@ -157,6 +157,7 @@ bool servesSubresource(Resource resource, std::string_view subresource) {
     case Resource::ReplicationControllers:
     case Resource::ReplicaSets:
     case Resource::StatefulSets:
+    case Resource::PodDisruptionBudgets:
       return subresource == "status";
     default:
       return false;
@@ -475,15 +476,25 @@ HttpResponse HttpHandler::watch(Resource resource, const RequestInfo& info) {
 
 HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
                                  std::string_view body) {
-  Preconditions preconditions;
+  api::DeleteOptions options;
   if (!body.empty()) {
-    auto options = decodeBody(body, "DeleteOptions");
-    if (!options) {
-      return errorResponse(options.error());
+    auto decoded = decodeBody(body, "DeleteOptions");
+    if (!decoded) {
+      return errorResponse(decoded.error());
     }
-    preconditions = api::decodeDeleteOptions(*options).preconditions;
+    options = api::decodeDeleteOptions(*decoded);
   }
-  auto removed = store_.remove(resource, info.ns, info.name, preconditions);
+  if (!options.gracePeriodSeconds) {
+    // kubectl and client-go may send it as a query parameter instead.
+    if (auto grace = info.query.find("gracePeriodSeconds"); grace != info.query.end()) {
+      int64_t v = 0;
+      const std::string& text = grace->second;
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+      if (ec == std::errc() && end == text.data() + text.size()) options.gracePeriodSeconds = v;
+    }
+  }
+  auto removed = store_.remove(resource, info.ns, info.name, options.preconditions,
+                               options.gracePeriodSeconds);
   if (!removed) {
     return errorResponse(removed.error());
   }

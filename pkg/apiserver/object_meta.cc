@@ -30,6 +30,8 @@ std::string_view storagePrefix(Resource resource) {
       return "/registry/replicasets/";
     case Resource::StatefulSets:
       return "/registry/statefulsets/";
+    case Resource::PodDisruptionBudgets:
+      return "/registry/poddisruptionbudgets/";
   }
   return "/registry/";
 }

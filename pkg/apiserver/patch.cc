@@ -91,6 +91,7 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
     case Resource::Services:
       return find(kServiceLists);
     case Resource::Namespaces:
+    case Resource::PodDisruptionBudgets:
       return find(kConditionLists);
     case Resource::ReplicaSets:
     case Resource::StatefulSets:

@@ -7,9 +7,17 @@ namespace {
 
 // By Resource value.
 constexpr std::array<const ResourceInfo*, kResourceCount> kResources = {
-    &api::kNodes,       &api::kPods,        &api::kEvents,   &api::kEventsV1,
-    &api::kLeases,      &api::kNamespaces,  &api::kServices, &api::kReplicationControllers,
-    &api::kReplicaSets, &api::kStatefulSets};
+    &api::kNodes,
+    &api::kPods,
+    &api::kEvents,
+    &api::kEventsV1,
+    &api::kLeases,
+    &api::kNamespaces,
+    &api::kServices,
+    &api::kReplicationControllers,
+    &api::kReplicaSets,
+    &api::kStatefulSets,
+    &api::kPodDisruptionBudgets};
 
 }  // namespace
 

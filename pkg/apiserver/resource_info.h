@@ -24,8 +24,9 @@ enum class Resource {
   ReplicationControllers,
   ReplicaSets,
   StatefulSets,
+  PodDisruptionBudgets,
 };
-inline constexpr size_t kResourceCount = 10;
+inline constexpr size_t kResourceCount = 11;
 
 using ResourceInfo = api::ResourceInfo;
 

@@ -235,6 +235,14 @@ ApiResult<json> Store::writeLocked(Resource resource, const Key& key, json& curr
     nextMeta["uid"] = oldMeta["uid"];
     nextMeta["creationTimestamp"] = oldMeta["creationTimestamp"];
     nextMeta["resourceVersion"] = oldMeta["resourceVersion"];
+    // Only DELETE starts a graceful deletion; an update cannot start, move or end one.
+    for (const char* field : {"deletionTimestamp", "deletionGracePeriodSeconds"}) {
+      if (oldMeta.contains(field)) {
+        nextMeta[field] = oldMeta[field];
+      } else {
+        nextMeta.erase(field);
+      }
+    }
     if (info.namespaced) {
       nextMeta["namespace"] = key.first;
     } else {
@@ -293,7 +301,8 @@ ApiResult<json> Store::patch(Resource resource, std::string_view ns, std::string
 }
 
 ApiResult<json> Store::remove(Resource resource, std::string_view ns, std::string_view name,
-                              const Preconditions& preconditions) {
+                              const Preconditions& preconditions,
+                              std::optional<int64_t> gracePeriodSeconds) {
   const ResourceInfo& info = resourceInfo(resource);
   Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
   std::lock_guard lock(mu_);
@@ -313,12 +322,73 @@ ApiResult<json> Store::remove(Resource resource, std::string_view ns, std::strin
     error.status.details = {.name = std::string(name), .kind = "namespaces"};
     return error;
   }
+  if (resource == Resource::Pods) {
+    if (auto grace = podGracePeriod(it->second, gracePeriodSeconds); grace > 0) {
+      return beginGracefulDeletionLocked(key, it->second, grace);
+    }
+  }
+  return eraseLocked(resource, t, it);
+}
+
+int64_t Store::podGracePeriod(const json& pod, std::optional<int64_t> requested) {
+  // The pod strategy's CheckGracefulDelete: the request's period, else the pod's
+  // terminationGracePeriodSeconds (30 by default); none for a pod no kubelet runs (unbound, or
+  // finished).
+  const json& spec = pod.value("spec", json::object());
+  const std::string phase = pod.value("status", json::object()).value("phase", "");
+  if (spec.value("nodeName", "").empty() || phase == "Succeeded" || phase == "Failed") return 0;
+  if (requested) return std::max<int64_t>(*requested, 0);
+  const json& period = spec.value("terminationGracePeriodSeconds", json());
+  return period.is_number_integer() ? std::max<int64_t>(period.get<int64_t>(), 0) : 30;
+}
+
+ApiResult<json> Store::beginGracefulDeletionLocked(const Key& key, json& current, int64_t grace) {
+  json& meta = current["metadata"];
+  const util::SystemTime now = options_.clock->systemNow();
+  const util::SystemTime deadline = now + std::chrono::seconds(grace);
+  if (meta.contains("deletionTimestamp")) {
+    // Already terminating: a second DELETE may shorten the grace period, never extend it.
+    const int64_t current_grace = meta.value("deletionGracePeriodSeconds", int64_t{0});
+    if (grace >= current_grace) return current;
+  }
+  json next = current;
+  next["metadata"]["deletionTimestamp"] = api::formatTimestamp(api::toTimestamp(deadline));
+  next["metadata"]["deletionGracePeriodSeconds"] = grace;
+  HistoryEntry entry{nextVersion(), WatchEvent::Type::Modified, std::move(next), current};
+  setVersion(entry.object, entry.rv);
+  current = entry.object;
+  terminating_[key] = Terminating{now, deadline};
+  json result = entry.object;
+  publish(Resource::Pods, std::move(entry));
+  return result;
+}
+
+json Store::eraseLocked(Resource resource, Table& t, std::map<Key, json>::iterator it) {
+  if (resource == Resource::Pods) terminating_.erase(it->first);
   json old = std::move(it->second);
   t.objects.erase(it);
   HistoryEntry entry{nextVersion(), WatchEvent::Type::Deleted, old, old};
   setVersion(entry.object, entry.rv);
   publish(resource, std::move(entry));
   return old;
+}
+
+size_t Store::finalizeGracefulDeletions(std::optional<util::Duration> bound) {
+  std::lock_guard lock(mu_);
+  const util::SystemTime now = options_.clock->systemNow();
+  Table& t = table(Resource::Pods);
+  size_t finalized = 0;
+  for (auto term = terminating_.begin(); term != terminating_.end();) {
+    const Terminating when = term->second;
+    const Key key = term->first;
+    ++term;
+    if (now < when.deadline && !(bound && now >= when.started + *bound)) continue;
+    if (auto it = t.objects.find(key); it != t.objects.end()) {
+      eraseLocked(Resource::Pods, t, it);
+      ++finalized;
+    }
+  }
+  return finalized;
 }
 
 }  // namespace berth::apiserver

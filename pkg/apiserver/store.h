@@ -137,10 +137,20 @@ class Store {
   ApiResult<nlohmann::json> patch(Resource resource, std::string_view ns, std::string_view name,
                                   PatchType type, const nlohmann::json& patch,
                                   bool statusOnly = false);
-  // DELETE, immediate (no graceful deletion, and a namespace's objects stay). Returns the object
-  // as it was. 403 Forbidden for the namespaces admission protects (isImmortalNamespace).
+  // DELETE (a namespace's objects stay). Returns the object as it was. 403 Forbidden for the
+  // namespaces admission protects (isImmortalNamespace). A pod bound to a node and not finished is
+  // deleted gracefully, as kube-apiserver does: it gets metadata.deletionTimestamp (now + the grace
+  // period: `gracePeriodSeconds`, else its spec.terminationGracePeriodSeconds, else 30) and
+  // deletionGracePeriodSeconds, and stays until its kubelet confirms, which here is
+  // finalizeGracefulDeletions; a DELETE of a terminating pod may only shorten its period. Any
+  // other pod, and a grace period of 0, is deleted at once.
   ApiResult<nlohmann::json> remove(Resource resource, std::string_view ns, std::string_view name,
-                                   const Preconditions& preconditions = {});
+                                   const Preconditions& preconditions = {},
+                                   std::optional<int64_t> gracePeriodSeconds = std::nullopt);
+  // The kubelet's part of a graceful deletion: removes every terminating pod whose grace period is
+  // over, or (with `bound`) whose deletion began at least `bound` ago. Returns how many. Nothing
+  // calls it unless a KubeletStandIn (kubelet_stand_in.h) runs.
+  size_t finalizeGracefulDeletions(std::optional<util::Duration> bound = std::nullopt);
   // LIST. An empty `ns` lists every namespace.
   ApiResult<ListResult> list(Resource resource, std::string_view ns,
                              const ListOptions& options = {}) const;
@@ -198,6 +208,12 @@ class Store {
   // The event `watcher` sees for `entry`, if any (the watch cache's filtering).
   std::optional<WatchEvent> eventFor(Resource resource, const Watcher& watcher,
                                      const HistoryEntry& entry) const;
+  static int64_t podGracePeriod(const nlohmann::json& pod, std::optional<int64_t> requested);
+  ApiResult<nlohmann::json> beginGracefulDeletionLocked(const Key& key, nlohmann::json& current,
+                                                        int64_t grace);
+  // Deletes the object now; returns it as it was.
+  nlohmann::json eraseLocked(Resource resource, Table& t,
+                             std::map<Key, nlohmann::json>::iterator it);
   ApiResult<nlohmann::json> replace(Resource resource, std::string_view ns, std::string_view name,
                                     nlohmann::json object, bool statusOnly);
   // The write of update(), updateStatus() and patch(), with mu_ held and `current` the stored
@@ -209,6 +225,12 @@ class Store {
   mutable std::mutex mu_;
   uint64_t rv_ = 0;
   Table tables_[kResourceCount];
+  // Pods deleted gracefully, by key: when the deletion began and when the grace period ends.
+  struct Terminating {
+    util::SystemTime started;
+    util::SystemTime deadline;
+  };
+  std::map<Key, Terminating> terminating_;
 };
 
 }  // namespace berth::apiserver

@@ -19,9 +19,10 @@ json& childObject(json& parent, const char* key) {
   return child;
 }
 
+// The kinds whose metadata.generation counts spec changes (the workloads and PDBs).
 bool isWorkload(Resource resource) {
   return resource == Resource::ReplicaSets || resource == Resource::StatefulSets ||
-         resource == Resource::ReplicationControllers;
+         resource == Resource::ReplicationControllers || resource == Resource::PodDisruptionBudgets;
 }
 
 // The status each strategy's PrepareForCreate resets to, as its v1 type encodes when empty (the
@@ -37,6 +38,12 @@ json emptyStatus(Resource resource) {
       return {{"replicas", 0}};
     case Resource::StatefulSets:
       return {{"replicas", 0}, {"availableReplicas", 0}};
+    case Resource::PodDisruptionBudgets:
+      // The disruption controller fills it in; these four are not omitempty.
+      return {{"disruptionsAllowed", 0},
+              {"currentHealthy", 0},
+              {"desiredHealthy", 0},
+              {"expectedPods", 0}};
     default:
       return json::object();
   }
@@ -76,6 +83,7 @@ void prepareForCreate(Resource resource, json& object) {
     case Resource::ReplicaSets:
     case Resource::StatefulSets:
     case Resource::ReplicationControllers:
+    case Resource::PodDisruptionBudgets:
       object["status"] = emptyStatus(resource);
       if (isWorkload(resource)) {
         childObject(object, "metadata")["generation"] = 1;
@@ -139,6 +147,8 @@ std::optional<std::string> decodeFailure(Resource resource, const json& object) 
       return failure(api::decodeStatefulSet(object));
     case Resource::ReplicationControllers:
       return failure(api::decodeReplicationController(object));
+    case Resource::PodDisruptionBudgets:
+      return failure(api::decodePodDisruptionBudget(object));
     default:
       return std::nullopt;
   }

@@ -25,6 +25,7 @@ using api::kEventsV1;
 using api::kLeases;
 using api::kNamespaces;
 using api::kNodes;
+using api::kPodDisruptionBudgets;
 using api::kPods;
 using api::kReplicaSets;
 using api::kReplicationControllers;

@@ -56,12 +56,17 @@ Recorder::~Recorder() {
 
 void Recorder::record(const ObjectReference& regarding, std::string type, std::string reason,
                       std::string action, std::string note) {
-  Pending pending{regarding,
-                  std::move(type),
-                  std::move(reason),
-                  std::move(action),
-                  truncateNote(std::move(note)),
-                  api::toTimestamp(clock_.systemNow())};
+  enqueue(Pending{regarding, std::move(type), std::move(reason), std::move(action),
+                  truncateNote(std::move(note)), api::toTimestamp(clock_.systemNow())});
+}
+
+void Recorder::record(const ObjectReference& regarding, const ObjectReference& related,
+                      std::string type, std::string reason, std::string action, std::string note) {
+  enqueue(Pending{regarding, std::move(type), std::move(reason), std::move(action),
+                  truncateNote(std::move(note)), api::toTimestamp(clock_.systemNow()), related});
+}
+
+void Recorder::enqueue(Pending pending) {
   {
     std::lock_guard lock(mu_);
     if (queue_.size() >= options_.queueLimit) {
@@ -121,7 +126,7 @@ void Recorder::handle(const Pending& pending) {
   const Cached* toWrite = nullptr;
   {
     std::lock_guard lock(cache_mu_);
-    Key key{pending.type, pending.reason, pending.action, pending.regarding};
+    Key key{pending.type, pending.reason, pending.action, pending.regarding, pending.related};
     auto it = cache_.find(key);
     if (it == cache_.end()) {
       it =
@@ -153,7 +158,8 @@ json Recorder::buildEvent(const Pending& p) const {
                          .reason = p.reason,
                          .regarding = p.regarding,
                          .note = p.note,
-                         .type = p.type};
+                         .type = p.type,
+                         .related = p.related};
   return options_.api == Api::EventsV1 ? api::encodeEvent(event) : api::encodeCoreV1Event(event);
 }
 

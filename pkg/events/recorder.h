@@ -21,6 +21,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <thread>
@@ -82,6 +83,9 @@ class Recorder {
   // Queues an event; never blocks. `type` is "Normal" or "Warning".
   void record(const ObjectReference& regarding, std::string type, std::string reason,
               std::string action, std::string note);
+  // The same with a related object (a Preempted victim's preemptor).
+  void record(const ObjectReference& regarding, const ObjectReference& related, std::string type,
+              std::string reason, std::string action, std::string note);
 
   // Writes the final count of series whose last occurrence is older than finishAfter and forgets
   // them and old singletons; refreshSeries re-writes every open series. The writer thread calls
@@ -99,8 +103,11 @@ class Recorder {
     ObjectReference regarding;
     std::string type, reason, action, note;
     api::Timestamp time;
+    std::optional<ObjectReference> related{};
   };
-  using Key = std::tuple<std::string, std::string, std::string, ObjectReference>;
+  using Key = std::tuple<std::string, std::string, std::string, ObjectReference,
+                         std::optional<ObjectReference>>;
+  void enqueue(Pending pending);
   // clang-tidy cannot see that nlohmann::json's move constructor never throws.
   // NOLINTNEXTLINE(bugprone-exception-escape)
   struct Cached {

@@ -4,6 +4,8 @@
 // if they were already placed, so that the room a preemptor waits for is not taken by another pod
 // while its victims terminate (upstream's PodNominator).
 
+#include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -16,6 +18,9 @@ class PodNominator {
   virtual ~PodNominator() = default;
   // The pods nominated to `node`, any priority. May be called from several threads at once.
   virtual std::vector<PodInfoPtr> nominatedPodsForNode(std::string_view node) const = 0;
+  // Every node some pod is nominated to, so that a cycle over thousands of nodes asks about those
+  // only; nullopt (the default) when unknown: callers then ask about every node.
+  virtual std::optional<std::vector<std::string>> nominatedNodes() const { return std::nullopt; }
 };
 
 }  // namespace berth::framework

@@ -94,6 +94,16 @@ Metrics::Metrics()
                     "flushed from unschedulablePods due to timeout")
               .Register(registry_)
               .Add({})),
+      preemption_attempts_(prometheus::BuildCounter()
+                               .Name("scheduler_preemption_attempts_total")
+                               .Help("Total preemption attempts in the cluster till now")
+                               .Register(registry_)
+                               .Add({})),
+      preemption_victims_(prometheus::BuildHistogram()
+                              .Name("scheduler_preemption_victims")
+                              .Help("Number of selected preemption victims")
+                              .Register(registry_)
+                              .Add({}, exponentialBuckets(1, 2, 7))),
       rest_requests_(prometheus::BuildCounter()
                          .Name("rest_client_requests_total")
                          .Help("Number of HTTP requests, partitioned by status code, method, and "
@@ -137,6 +147,12 @@ void Metrics::queueIncoming(std::string_view queue, std::string_view event) {
 }
 
 void Metrics::podScheduledAfterFlush() { scheduled_after_flush_.Increment(); }
+
+void Metrics::preemptionAttempt() { preemption_attempts_.Increment(); }
+
+void Metrics::preemptionVictims(size_t victims) {
+  preemption_victims_.Observe(static_cast<double>(victims));
+}
 
 void Metrics::restRequest(std::string_view method, std::string_view host, std::string_view code,
                           util::Duration took) {

@@ -95,6 +95,10 @@ class Metrics {
   void queueIncoming(std::string_view queue, std::string_view event);
   // scheduler_pod_scheduled_after_flush_total.
   void podScheduledAfterFlush();
+  // scheduler_preemption_attempts_total: a PostFilter (preemption) run for a pod that fit nowhere.
+  void preemptionAttempt();
+  // scheduler_preemption_victims: the victims of one preemption.
+  void preemptionVictims(size_t victims);
 
   // --- Events: the API client ---
   // rest_client_requests_total{code,method,host} and rest_client_request_duration_seconds{verb,
@@ -121,6 +125,8 @@ class Metrics {
   prometheus::Family<prometheus::Histogram>& extension_points_;
   prometheus::Family<prometheus::Counter>& incoming_;
   prometheus::Counter& scheduled_after_flush_;
+  prometheus::Counter& preemption_attempts_;
+  prometheus::Histogram& preemption_victims_;
   prometheus::Family<prometheus::Counter>& rest_requests_;
   prometheus::Family<prometheus::Histogram>& rest_duration_;
 

@@ -66,12 +66,20 @@ SchedulingQueue::SchedulingQueue(Less less, util::Clock& clock, QueueOptions opt
 
 void SchedulingQueue::add(api::PodPtr pod) {
   if (!pod || api::isAssigned(*pod)) return;
+  if (options_.nominator) options_.nominator->updateFromStatus(pod);
   std::lock_guard lock(mu_);
   upsertLocked(std::move(pod));
 }
 
 void SchedulingQueue::update(api::PodPtr newPod) {
   if (!newPod) return;
+  if (Nominator* n = options_.nominator) {
+    if (api::isAssigned(*newPod)) {
+      n->remove(*newPod);
+    } else {
+      n->updateFromStatus(newPod);
+    }
+  }
   std::lock_guard lock(mu_);
   if (api::isAssigned(*newPod)) {
     removeLocked(keyOf(*newPod));
@@ -81,6 +89,7 @@ void SchedulingQueue::update(api::PodPtr newPod) {
 }
 
 void SchedulingQueue::remove(const api::Pod& pod) {
+  if (options_.nominator) options_.nominator->remove(pod);
   std::lock_guard lock(mu_);
   removeLocked(keyOf(pod));
 }
@@ -233,6 +242,20 @@ void SchedulingQueue::flushUnschedulablePodsLeftover() {
   for (Entry* e : moving) {
     e->queued.flushedFromUnschedulable = true;
     requeueLocked(*e, "UnschedulableTimeout");
+  }
+}
+
+void SchedulingQueue::activate(const api::Pod& pod) {
+  const std::string key = keyOf(pod);
+  std::lock_guard lock(mu_);
+  if (auto it = entries_.find(key); it != entries_.end()) {
+    Entry& e = *it->second;
+    if (e.where == Location::Unschedulable || e.where == Location::Backoff) {
+      detachLocked(e);
+      attachLocked(e, Location::Active, "Activate");
+    }
+  } else if (auto flying = in_flight_.find(key); flying != in_flight_.end()) {
+    flying->second.updated = true;
   }
 }
 

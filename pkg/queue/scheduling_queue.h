@@ -41,6 +41,7 @@
 #include "pkg/framework/events.h"
 #include "pkg/framework/pod_info.h"
 #include "pkg/framework/status.h"
+#include "pkg/queue/nominator.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
@@ -69,6 +70,9 @@ struct QueueOptions {
   // name (spec.schedulerName). An event no profile registered moves no pod; a pod of a profile
   // missing here moves on every event.
   std::map<std::string, framework::PluginEvents, std::less<>> pluginEvents{};
+  // Kept current with the queue's pods: add and update take each version's
+  // status.nominatedNodeName, remove (or the pod bound) ends its nomination. Null: none. Not owned.
+  Nominator* nominator = nullptr;
 };
 
 // How often the daemon should call the flushes (upstream's PriorityQueue.Run).
@@ -150,6 +154,10 @@ class SchedulingQueue {
   void flushBackoffQCompleted();
   // Moves pods unschedulable for longer than podMaxInUnschedulablePodsDuration to backoffQ/activeQ.
   void flushUnschedulablePodsLeftover();
+
+  // Moves the pod, if it waits in unschedulable or backoffQ, to activeQ now (upstream's Activate);
+  // a pod in flight is requeued rather than parked if its attempt fails.
+  void activate(const api::Pod& pod);
 
   // Wakes every pop(), which returns nullopt from now on.
   void close();

@@ -14,9 +14,19 @@ namespace berth::scheduler {
 // the pod already carries that exact condition (upstream's UpdatePodCondition "changed" check), so
 // repeated failures for the same reason write nothing. lastTransitionTime moves only when the
 // condition's status changes.
-std::optional<nlohmann::json> podScheduledConditionPatch(const api::Pod& pod,
-                                                         const std::string& reason,
-                                                         const std::string& message,
-                                                         api::Timestamp now);
+// With `nominatedNode`, the patch also sets status.nominatedNodeName to it (a preemptor's one
+// status patch), and is nullopt only when neither the condition nor the nomination changed.
+std::optional<nlohmann::json> podScheduledConditionPatch(
+    const api::Pod& pod, const std::string& reason, const std::string& message, api::Timestamp now,
+    const std::optional<std::string>& nominatedNode = std::nullopt);
+
+// Preemption's condition on a victim: DisruptionTarget=True, reason PreemptionByScheduler, message
+// "<schedulerName>: preempting to accommodate a higher priority pod". nullopt when the victim
+// already carries exactly that condition.
+inline constexpr std::string_view kDisruptionTarget = "DisruptionTarget";
+inline constexpr std::string_view kPreemptionByScheduler = "PreemptionByScheduler";
+std::optional<nlohmann::json> disruptionTargetPatch(const api::Pod& victim,
+                                                    const std::string& schedulerName,
+                                                    api::Timestamp now);
 
 }  // namespace berth::scheduler

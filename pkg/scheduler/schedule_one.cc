@@ -42,15 +42,17 @@ void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
     queue_->done(pod);
     return;
   }
+  if (parkIfPreempting(queued)) return;
   log::info(3, "Attempting to schedule pod", {{"pod", podRef(pod)}});
   auto attempt = schedulingCycle(queued, *profile);
   const std::string& profileName = profile->framework->profileName();
   if (!attempt.ok()) {
-    const Failure& failure = attempt.error();
+    Failure failure = attempt.error();
     attempted(pod, profileName, failure.result, failure.took);
     queue::QueuedPod failed = queued;
     failed.unschedulablePlugins = failure.unschedulablePlugins;
-    handleFailure(failed, *profile, failure.code, failure.reason, failure.message);
+    handleFailure(failed, *profile, failure.code, failure.reason, failure.message,
+                  std::move(failure.preemption));
     return;
   }
   // scheduler_schedule_attempts_total counts a "scheduled" attempt once bound (confirmBound).
@@ -91,12 +93,31 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
                      queued.unschedulablePlugins,
                      took};
     }
+    framework::FitError& fitError = *outcome.fitError;
+    std::optional<framework::PostFilterResult> preemption;
+    if (fw.hasPostFilterPlugins()) {
+      // Upstream: a pod that fits nowhere may fit once lower-priority pods are evicted.
+      if (metrics::Metrics* m = options_.metrics) m->preemptionAttempt();
+      const util::MonotonicTime postFilterStart = clock_.monotonicNow();
+      framework::PostFilterResult result;
+      framework::Status s =
+          fw.runPostFilterPlugins(attempt->state, *queued.info.podInfo, fitError.diagnosis, result);
+      extensionPoint(config::pointName(config::Point::PostFilter), s.code(), fw.profileName(),
+                     postFilterStart);
+      fitError.diagnosis.postFilterMsg = s.message();
+      if (!s.isSuccess() && !s.isRejected()) {
+        log::error(s.message(), "Status after running PostFilter plugins for pod",
+                   {{"pod", podRef(queued.pod())}});
+      }
+      if (s.isSuccess() && !result.nominatedNode.empty()) preemption = std::move(result);
+    }
     return Failure{"unschedulable",
                    outcome.status.code(),
                    "Unschedulable",
-                   outcome.fitError->message(),
-                   outcome.fitError->diagnosis.unschedulablePlugins,
-                   took};
+                   fitError.message(),
+                   fitError.diagnosis.unschedulablePlugins,
+                   took,
+                   std::move(preemption)};
   }
   attempt->decided = took;
   attempt->node = outcome.node;
@@ -112,6 +133,8 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
         "error", Code::Error, "SchedulerError", r.error().message, queued.unschedulablePlugins,
         took};
   }
+  // Assumed, the pod counts on its node: a nomination would count it twice.
+  nominator_.remove(queued.pod());
   const util::MonotonicTime reserveStart = clock_.monotonicNow();
   framework::Status reserved =
       fw.runReservePluginsReserve(attempt->state, *attempt->assumed, attempt->node);
@@ -207,7 +230,8 @@ void Scheduler::confirmBound(const Attempt& attempt) {
 }
 
 void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& profile, Code code,
-                              const std::string& reason, const std::string& message) {
+                              const std::string& reason, const std::string& message,
+                              std::optional<framework::PostFilterResult> preemption) {
   const api::Pod& pod = queued.pod();
   // Upstream checks the informer's copy: a pod deleted or bound meanwhile is not requeued.
   std::shared_ptr<const api::Pod> latest = feeds_.pods->get(podRef(pod));
@@ -222,6 +246,15 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
               {{"pod", podRef(pod)}, {"node", latest->spec.nodeName}});
     return;
   }
+  if (preemption) {
+    // Nominated before it is requeued, so that no cycle from now on takes its room.
+    nominator_.nominate(framework::makePodInfo(latest), preemption->nominatedNode);
+    std::lock_guard lock(preempting_mu_);
+    preempting_.insert(podRef(pod));
+  } else {
+    // The status's nomination (an assumed pod whose binding failed lost it).
+    nominator_.updateFromStatus(latest);
+  }
   if (auto r = queue_->addUnschedulableIfNotPresent(queued, code); !r.ok()) {
     log::error(r.error().message, "Error occurred", {{"pod", podRef(pod)}});
   }
@@ -233,9 +266,13 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
     log::info(2, "Unable to schedule pod; no fit; waiting",
               {{"pod", podRef(pod)}, {"err", message}});
   }
+  if (options_.observer) options_.observer->failed(pod, message);
+  if (preemption) {
+    startPreemption(Preemption{latest, &profile, std::move(*preemption), reason, message});
+    return;
+  }
   profile.recorder->record(events::podReference(*latest), "Warning", "FailedScheduling",
                            "Scheduling", message);
-  if (options_.observer) options_.observer->failed(pod, message);
   auto patch =
       podScheduledConditionPatch(*latest, reason, message, api::toTimestamp(clock_.systemNow()));
   if (!patch) return;

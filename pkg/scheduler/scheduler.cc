@@ -22,8 +22,12 @@ size_t workerThreads(int32_t parallelism) {
 util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feeds feeds,
                                                            SchedulerOptions options) {
   std::unique_ptr<Scheduler> s(new Scheduler(api, std::move(feeds), std::move(options)));
-  auto registry = plugins::makeInTreeRegistry();
+  const framework::runtime::Registry inTree =
+      s->options_.registry ? framework::runtime::Registry() : plugins::makeInTreeRegistry();
+  const framework::runtime::Registry& registry =
+      s->options_.registry ? *s->options_.registry : inTree;
   framework::Handle handle{&api};
+  handle.nominator = &s->nominator_;
   if (s->feeds_.objects) {
     handle.objects = &s->feeds_.objects->objects();
   }
@@ -31,6 +35,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feed
   recorderBase.api = s->options_.eventsApi;
   recorderBase.clock = &s->clock_;
   queue::QueueOptions qo;
+  qo.nominator = &s->nominator_;
   for (const config::Profile& profile : s->options_.config.profiles) {
     auto fw = framework::runtime::Framework::create(registry, profile, handle, s->clock_);
     if (!fw.ok()) return fw.error();
@@ -77,12 +82,14 @@ Scheduler::Scheduler(ClusterApi& api, Feeds feeds, SchedulerOptions options)
       cache_(clock_),
       sampler_(static_cast<std::minstd_rand::result_type>(options_.seed ? options_.seed
                                                                         : std::random_device{}())),
+      preemptors_(options_.preemptionConcurrency),
       binders_(options_.bindConcurrency) {}
 
 Scheduler::~Scheduler() {
   if (options_.metrics) options_.metrics->setSchedulerState(nullptr);
   stopInformers();
   if (queue_) queue_->close();
+  preemption_stop_.request_stop();
   // binders_, the last member, finishes the queued tasks first.
 }
 
@@ -126,6 +133,10 @@ void Scheduler::run(std::stop_token stop) {
   }
   timers.request_stop();
   // Finish the bindings in flight: their pods are assumed and their requests may be on the wire.
+  // Preemptions finish too, without their retry waits: a victim whose condition was patched is
+  // still deleted.
+  preemption_stop_.request_stop();
+  preemptors_.drain();
   binders_.drain();
 }
 

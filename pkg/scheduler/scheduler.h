@@ -5,7 +5,17 @@
 //                              └──pending pods of berth's profiles──> SchedulingQueue
 //   run(): pop ─> schedulingCycle: snapshot ─> filter/score (GenericScheduler) ─> assume ─> Reserve
 //          └─> bindingCycle on the binder pool: Bind ─> confirm, or undoAssume and requeue
-//   a pod that fits nowhere: FailedScheduling event, PodScheduled=False, unschedulable queue
+//   a pod that fits nowhere: PostFilter (preemption), FailedScheduling event, PodScheduled=False,
+//   unschedulable queue
+//
+// Preemption is asynchronous (upstream's SchedulerAsyncPreemption, on by default since v1.33):
+// the scheduling cycle that finds victims nominates the preemptor in memory at once, so that the
+// next cycles keep its room, and hands the API writes to the preemption pool: per victim the
+// DisruptionTarget condition, the DELETE and the Preempted event, then the lower-priority pods
+// nominated to that node lose their nomination, then the preemptor's FailedScheduling event and
+// its one status patch (PodScheduled=False, nominatedNodeName). Until those writes are done the
+// preemptor is not scheduled again (upstream's PreEnqueue gate); then it is activated, and its
+// victims' delete events retry it until it fits on the nominated node.
 //
 // The files follow upstream's: event_handlers.cc routes feed notifications, schedule_one.cc holds
 // the two cycles and the failure handler, this file's .cc builds the scheduler and runs it.
@@ -18,6 +28,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <set>
@@ -69,6 +80,9 @@ struct SchedulerOptions {
   // Tie-break randomness (0 seeds it from the clock) and the plugin-metrics sampler (0 seeds it
   // from std::random_device).
   uint64_t seed = 0;
+  // The plugins the profiles are built from; null: the in-tree registry. Must outlive create().
+  const framework::runtime::Registry* registry = nullptr;
+  size_t preemptionConcurrency = 4;  // preemptions whose API writes run at once
 };
 
 class Scheduler {
@@ -113,6 +127,16 @@ class Scheduler {
     std::string message;
     std::set<std::string> unschedulablePlugins;
     util::Duration took{};
+    // PostFilter nominated a node and chose the victims to evict from it.
+    std::optional<framework::PostFilterResult> preemption{};
+  };
+  // One preemption's API writes, carried out on the preemption pool (preemption.cc).
+  struct Preemption {
+    api::PodPtr preemptor;  // as the informer last saw it
+    const Profile* profile = nullptr;
+    framework::PostFilterResult result;
+    std::string reason;   // of the preemptor's PodScheduled=False
+    std::string message;  // the FitError, with "preemption: ..."
   };
 
   Scheduler(ClusterApi& api, Feeds feeds, SchedulerOptions options);
@@ -132,8 +156,23 @@ class Scheduler {
   void undoAssume(Attempt& attempt);
   // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:
   // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
+  // With `preemption`, the event and the status patch (with nominatedNodeName) follow the victims'
+  // writes on the preemption pool instead.
   void handleFailure(const queue::QueuedPod& queued, const Profile& profile, framework::Code code,
-                     const std::string& reason, const std::string& message);
+                     const std::string& reason, const std::string& message,
+                     std::optional<framework::PostFilterResult> preemption = std::nullopt);
+
+  // preemption.cc
+  // True (and the pod parked) while the pod's preemption writes are in flight.
+  bool parkIfPreempting(const queue::QueuedPod& queued);
+  void startPreemption(Preemption preemption);
+  void executePreemption(const Preemption& preemption);
+  // A victim's condition patch, DELETE and Preempted event; false when an API call failed.
+  bool preemptVictim(const Preemption& preemption, const framework::PodInfo& victim);
+  // Clears the nominations of pods of lower priority than the preemptor nominated to its node.
+  void clearLowerPriorityNominations(const Preemption& preemption);
+  // Until the profile's recorder has written what it was given (not once shutting down).
+  void waitForEvents(const Profile& profile);
   // Reports an attempt's result to the observer and the metrics.
   void attempted(const api::Pod& pod, const std::string& profile, std::string_view result,
                  util::Duration took);
@@ -152,10 +191,16 @@ class Scheduler {
   util::Parallelizer parallelizer_;
   algorithm::GenericScheduler algorithm_;
   cache::Cache cache_;
+  queue::Nominator nominator_;  // the queue keeps it current; every profile's Filter reads it
   std::unique_ptr<queue::SchedulingQueue> queue_;
   framework::Snapshot snapshot_;  // the scheduling thread's own
   std::minstd_rand sampler_;      // the scheduling thread's own; seeded from options.seed
   std::atomic<int64_t> bindings_in_flight_{0};
+  std::mutex preempting_mu_;
+  std::set<std::string> preempting_;  // preemptors (namespace/name) whose writes are in flight
+  std::stop_source preemption_stop_;  // cancels the retry waits at shutdown
+  // Destroyed second: preemptions still queued finish while what they use is alive.
+  util::WorkerPool preemptors_;
   // Last member: destroyed first, so queued bindings finish while everything they use is alive.
   util::WorkerPool binders_;
 };

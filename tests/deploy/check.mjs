@@ -260,6 +260,7 @@ const wantRules = {
     { apiGroups: [""], resources: ["replicationcontrollers"], verbs: ["list", "watch"] },
     { apiGroups: ["apps"], resources: ["replicasets"], verbs: ["list", "watch"] },
     { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["list", "watch"] },
+    { apiGroups: ["policy"], resources: ["poddisruptionbudgets"], verbs: ["list", "watch"] },
     { apiGroups: [""], resources: ["pods/binding"], verbs: ["create"] },
     { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },

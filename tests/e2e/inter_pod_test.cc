@@ -145,7 +145,7 @@ TEST_F(InterPodDaemon, ReplicasLandOnePerNodeAndTheExtraOneIsBoundOnceAConflicti
   // The deletion is a cluster event InterPodAffinity registers: the rejected replica is retried
   // at once, not at the 5-minute flush of the unschedulable pods.
   const std::string freed = nodeOf("web-1");
-  ASSERT_TRUE(store_.remove(Resource::Pods, "default", "web-1").ok());
+  ASSERT_TRUE(store_.remove(Resource::Pods, "default", "web-1", {}, /*gracePeriodSeconds=*/0).ok());
   EXPECT_TRUE(eventually([&] { return nodeOf("web-3") == freed; }, 20s))
       << "web-3 on \"" << nodeOf("web-3") << "\"";
   EXPECT_EQ(berth_->terminate(10s), 0);

@@ -751,7 +751,9 @@ class Cluster {
     json pod = podJson("touch-" + std::to_string(++touches_), "100m", "someone-else");
     pod["spec"]["nodeName"] = nodeName;
     if (store_.create(Resource::Pods, "default", pod).ok()) {
-      (void)store_.remove(Resource::Pods, "default", pod["metadata"]["name"].get<std::string>());
+      // Grace period 0: a bound pod is otherwise deleted gracefully and stays, with no kubelet.
+      (void)store_.remove(Resource::Pods, "default", pod["metadata"]["name"].get<std::string>(), {},
+                          0);
     }
   }
 

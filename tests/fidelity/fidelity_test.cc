@@ -229,7 +229,11 @@ TEST_F(FidelityTest, KubectlCreatesAndGetsTheKindsPluginsRead) {
             {{"apiVersion", "v1"},
              {"kind", "ReplicationController"},
              {"metadata", {{"name", "old"}, {"namespace", "prod"}}},
-             {"spec", {{"selector", {{"app", "web"}}}, {"template", podTemplate}}}}})}};
+             {"spec", {{"selector", {{"app", "web"}}}, {"template", podTemplate}}}},
+            {{"apiVersion", "policy/v1"},
+             {"kind", "PodDisruptionBudget"},
+             {"metadata", {{"name", "web"}, {"namespace", "prod"}}},
+             {"spec", {{"minAvailable", 1}, {"selector", selector}}}}})}};
   // A stream of documents: validating a kind: List needs the OpenAPI v2 document, which the
   // server does not serve.
   std::string stream;
@@ -242,6 +246,7 @@ TEST_F(FidelityTest, KubectlCreatesAndGetsTheKindsPluginsRead) {
   EXPECT_THAT(created.out, HasSubstr("replicaset.apps/web created"));
   EXPECT_THAT(created.out, HasSubstr("statefulset.apps/db created"));
   EXPECT_THAT(created.out, HasSubstr("replicationcontroller/old created"));
+  EXPECT_THAT(created.out, HasSubstr("poddisruptionbudget.policy/web created"));
 
   CommandResult namespaces = kubectl("get ns");
   ASSERT_EQ(namespaces.exitCode, 0) << namespaces.out;
@@ -255,6 +260,10 @@ TEST_F(FidelityTest, KubectlCreatesAndGetsTheKindsPluginsRead) {
   CommandResult shortNames = kubectl("get svc,sts,rc -n prod -o name");
   ASSERT_EQ(shortNames.exitCode, 0) << shortNames.out;
   EXPECT_EQ(shortNames.out, "service/web\nstatefulset.apps/db\nreplicationcontroller/old\n");
+  CommandResult budgets = kubectl("get pdb -A");
+  ASSERT_EQ(budgets.exitCode, 0) << budgets.out;
+  EXPECT_THAT(budgets.out, HasSubstr("prod"));
+  EXPECT_THAT(budgets.out, HasSubstr("web"));
 
   CommandResult label = kubectl("label ns prod team=blue");
   EXPECT_EQ(label.exitCode, 0) << label.out;

@@ -147,7 +147,12 @@ TEST_F(ClientIntegration, CreateGetUpdatePatchBindDelete) {
   auto wrongUid = client_->remove(client::kPods, "default", "web", {.uid = "nope"});
   ASSERT_FALSE(wrongUid.ok());
   EXPECT_TRUE(wrongUid.error().isConflict());
-  ASSERT_TRUE(client_->remove(client::kPods, "default", "web").ok());
+  // A bound pod is deleted gracefully: it terminates until its kubelet (here the test) finalizes
+  // it.
+  auto terminating = client_->remove(client::kPods, "default", "web");
+  ASSERT_TRUE(terminating.ok());
+  EXPECT_EQ((*terminating)["metadata"]["deletionGracePeriodSeconds"], 30);
+  EXPECT_EQ(store_->finalizeGracefulDeletions(std::chrono::seconds(0)), 1u);
   auto missing = client_->get(client::kPods, "default", "web");
   ASSERT_FALSE(missing.ok());
   EXPECT_TRUE(missing.error().isNotFound());

@@ -179,6 +179,8 @@ class Framework final : public PluginRunner {
   std::vector<std::string_view> activeScorePluginNames(
       const CycleState& state, std::optional<bool> nodeLocal = std::nullopt) const;
   bool hasPostFilterPlugins() const { return !post_filter_.empty(); }
+  // The Handle's nominator (null when none): Filter counts its pods.
+  const PodNominator* nominator() const { return nominator_; }
 
   // Plugin names per extension point, in run order (for logs, explain and tests).
   std::map<std::string, std::vector<std::string>> pluginsByExtensionPoint() const;

@@ -192,7 +192,7 @@ TEST(StoreList, LimitCountsMatchingItemsAcrossPages) {
             store.update(Resource::Pods, key.substr(0, slash), key.substr(slash + 1), p).ok());
       }
       ASSERT_TRUE(store.create(Resource::Pods, "b", pod("p00", {{"app", "web"}}, "n1")).ok());
-      ASSERT_TRUE(store.remove(Resource::Pods, "b", "p00").ok());
+      ASSERT_TRUE(store.remove(Resource::Pods, "b", "p00", {}, /*gracePeriodSeconds=*/0).ok());
     };
     ListOptions paged = all;
     paged.limit = c.limit;

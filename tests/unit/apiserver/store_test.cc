@@ -527,7 +527,8 @@ TEST(Store, WatchSelectorsTurnTransitionsIntoAddsAndDeletes) {
       << "leaving the selection is a DELETED at the event's resourceVersion";
   EXPECT_THAT(describe(**labelled), ElementsAre("ADDED p 2", "MODIFIED p 3"));
 
-  ASSERT_TRUE(store->remove(Resource::Pods, "default", "p").ok());  // rv 4
+  // A grace period of 0 deletes a bound pod at once.
+  ASSERT_TRUE(store->remove(Resource::Pods, "default", "p", {}, 0).ok());  // rv 4
   EXPECT_THAT(describe(**pending), ElementsAre());
   auto deleted = (*labelled)->drain();
   ASSERT_EQ(deleted.size(), 1u);

@@ -1,5 +1,5 @@
 // The daemon's ObjectsFeed against the embedded API server: its ClusterObjectStore follows every
-// create, update and delete of the five kinds, skips what does not decode, and reports namespace
+// create, update and delete of the six kinds, skips what does not decode, and reports namespace
 // changes after the store has them.
 
 #include "cmd/berth/object_informers.h"
@@ -107,10 +107,22 @@ TEST_F(ObjectInformersTest, StoreFollowsCreatesUpdatesAndDeletesOfEveryKind) {
                   .create(Resource::ReplicationControllers, "a",
                           named("rc", {{"selector", {{"app", "x"}}}}))
                   .ok());
+  ASSERT_TRUE(store_
+                  .create(Resource::PodDisruptionBudgets, "a",
+                          named("pdb", {{"selector", {{"matchLabels", {{"app", "x"}}}}}}))
+                  .ok());
   ASSERT_TRUE(eventually([&] {
     return objects.getNamespace("team") && objects.listServices("a").size() == 1 &&
            objects.getReplicaSet("a", "rs") && objects.getStatefulSet("a", "sts") &&
-           objects.getReplicationController("a", "rc");
+           objects.getReplicationController("a", "rc") &&
+           objects.listPodDisruptionBudgets("a").size() == 1;
+  }));
+  json allowed = *store_.get(Resource::PodDisruptionBudgets, "a", "pdb");
+  allowed["status"]["disruptionsAllowed"] = 2;
+  ASSERT_TRUE(store_.updateStatus(Resource::PodDisruptionBudgets, "a", "pdb", allowed).ok());
+  ASSERT_TRUE(eventually([&] {
+    auto pdbs = objects.listPodDisruptionBudgets("a");
+    return pdbs.size() == 1 && pdbs[0]->disruptionsAllowed == 2;
   }));
 
   json relabelled = named("svc", {{"selector", {{"app", "y"}}}});
@@ -125,10 +137,12 @@ TEST_F(ObjectInformersTest, StoreFollowsCreatesUpdatesAndDeletesOfEveryKind) {
   ASSERT_TRUE(store_.remove(Resource::ReplicaSets, "a", "rs").ok());
   ASSERT_TRUE(store_.remove(Resource::StatefulSets, "a", "sts").ok());
   ASSERT_TRUE(store_.remove(Resource::ReplicationControllers, "a", "rc").ok());
+  ASSERT_TRUE(store_.remove(Resource::PodDisruptionBudgets, "a", "pdb").ok());
   EXPECT_TRUE(eventually([&] {
     return !objects.getNamespace("team") && objects.listServices("a").empty() &&
            !objects.getReplicaSet("a", "rs") && !objects.getStatefulSet("a", "sts") &&
-           !objects.getReplicationController("a", "rc");
+           !objects.getReplicationController("a", "rc") &&
+           objects.listPodDisruptionBudgets("a").empty();
   }));
 }
 

@@ -5,13 +5,16 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <vector>
 
+#include "pkg/plugins/registry.h"
 #include "tests/support/berth_process.h"
 #include "tests/support/builders.h"
 #include "tests/support/eventually.h"
@@ -93,6 +96,9 @@ class FakeClusterApi final : public ClusterApi {
   Outcome create(events::Api, const std::string&, const nlohmann::json& event) override {
     std::lock_guard lock(mu_);
     events_.push_back({event.value("reason", ""), event.value("note", "")});
+    const nlohmann::json& regarding = event.value("regarding", nlohmann::json::object());
+    writes_.push_back("event " + event.value("reason", "") + " " +
+                      regarding.value("namespace", "") + "/" + regarding.value("name", ""));
     return Outcome::Ok;
   }
   Outcome patch(events::Api, const std::string&, const std::string&,
@@ -108,11 +114,19 @@ class FakeClusterApi final : public ClusterApi {
                                     const nlohmann::json& patch) override {
     std::lock_guard lock(mu_);
     status_patches_.emplace_back(ns + "/" + name, patch);
+    writes_.push_back("patch " + ns + "/" + name + " " + patch.dump());
     return {};
   }
-  util::Result<void> deletePod(const std::string&, const std::string&,
-                               const std::string&) override {
+  util::Result<void> deletePod(const std::string& ns, const std::string& name,
+                               const std::string& uid) override {
+    std::lock_guard lock(mu_);
+    writes_.push_back("delete " + ns + "/" + name + " " + uid);
     return {};
+  }
+  // Every write, in order: "patch NS/NAME JSON", "delete NS/NAME UID", "event REASON NS/NAME".
+  std::vector<std::string> writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
   }
 
   std::vector<std::pair<std::string, std::string>> binds() const {
@@ -133,6 +147,7 @@ class FakeClusterApi final : public ClusterApi {
   std::vector<std::pair<std::string, std::string>> binds_;
   std::vector<Event> events_;
   std::vector<std::pair<std::string, nlohmann::json>> status_patches_;
+  std::vector<std::string> writes_;
 };
 
 class CountingObserver final : public Observer {
@@ -164,12 +179,14 @@ class SchedulerTest : public ::testing::Test {
     options.observer = &observer_;
     options.bindConcurrency = 4;
     options.seed = 1;
+    configure(options);
     auto made = Scheduler::create(api_, Feeds{std::move(pods), std::move(nodes)}, options);
     ASSERT_TRUE(made.ok()) << made.error().message;
     scheduler_ = std::move(*made);
   }
 
   void TearDown() override { stop(); }
+  virtual void configure(SchedulerOptions& /*options*/) {}
 
   void start() {
     runner_ = std::jthread([this](std::stop_token stop) { scheduler_->run(stop); });
@@ -366,6 +383,185 @@ TEST_F(SchedulerTest, StopFinishesBindingsInFlightAndBindsNothingTwice) {
   const queue::PendingPods pending = scheduler_->pendingPods();
   EXPECT_EQ(bound.size() + pending.active + pending.backoff + pending.unschedulable,
             static_cast<size_t>(kPods));
+}
+
+// A PostFilter plugin standing in for DefaultPreemption: for pod "high", the first time, it
+// nominates node n1 and evicts the pods `victims` names; every other call finds nothing (as
+// DefaultPreemption does while the victims terminate).
+class FakePreemption final : public framework::PostFilterPlugin {
+ public:
+  static constexpr std::string_view kName = "FakePreemption";
+  explicit FakePreemption(std::function<std::vector<framework::PodInfoPtr>()> victims)
+      : victims_(std::move(victims)) {}
+  std::string_view name() const override { return kName; }
+  framework::Status postFilter(framework::CycleState&, const framework::PodInfo& pod,
+                               const framework::Diagnosis&,
+                               framework::PostFilterResult& result) const override {
+    if (pod->metadata.name != "high" || calls_++ > 0) {
+      return framework::Status(framework::Code::Unschedulable,
+                               std::string_view("preemption: nothing to do"));
+    }
+    result.nominatedNode = "n1";
+    result.victims = victims_();
+    return framework::Status();
+  }
+
+ private:
+  std::function<std::vector<framework::PodInfoPtr>()> victims_;
+  mutable std::atomic<int> calls_{0};
+};
+
+class PreemptionTest : public SchedulerTest {
+ protected:
+  void configure(SchedulerOptions& options) override {
+    registry_ = plugins::makeInTreeRegistry();
+    auto added =
+        registry_.add(std::string(FakePreemption::kName), [this](const framework::Handle&) {
+          return util::Result<framework::PluginPtr>(std::make_unique<FakePreemption>([this] {
+            return std::vector<framework::PodInfoPtr>{framework::makePodInfo(victim_)};
+          }));
+        });
+    ASSERT_TRUE(added.ok());
+    options.registry = &registry_;
+    options.config.profiles[0].plugins.postFilter.enabled.push_back(
+        config::PluginRef{std::string(FakePreemption::kName), 0, ""});
+  }
+  void SetUp() override {
+    ASSERT_NO_FATAL_FAILURE(SchedulerTest::SetUp());
+    nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+    victim_ = MakePod()
+                  .name("low")
+                  .ns("default")
+                  .uid("uid-low")
+                  .schedulerName(std::string(config::kDefaultSchedulerName))
+                  .req({{"cpu", "2"}})
+                  .node("n1")
+                  .obj();
+    pods_->add(victim_);
+  }
+
+  static api::PodPtr withPriority(const api::PodPtr& pod, int32_t priority,
+                                  const std::string& nominated = "") {
+    auto p = std::make_shared<api::Pod>(*pod);
+    p->spec.priority = priority;
+    p->status.nominatedNodeName = nominated;
+    return p;
+  }
+
+  // The writes about these pods, in order, each shortened to what the test compares.
+  std::vector<std::string> writesAbout(const std::set<std::string>& pods) const {
+    std::vector<std::string> out;
+    for (const std::string& w : api_.writes()) {
+      const size_t at = w.find(' ');
+      const std::string verb = w.substr(0, at);
+      std::string rest = w.substr(at + 1);
+      if (verb == "event") {
+        const size_t sp = rest.find(' ');
+        if (pods.contains(rest.substr(sp + 1))) out.push_back(w);
+        continue;
+      }
+      const size_t sp = rest.find(' ');
+      const std::string pod = rest.substr(0, sp);
+      if (!pods.contains(pod)) continue;
+      if (verb == "delete") {
+        out.push_back(w);
+        continue;
+      }
+      const nlohmann::json patch = nlohmann::json::parse(rest.substr(sp + 1));
+      const nlohmann::json& status = patch["status"];
+      std::string what = "patch " + pod;
+      for (const auto& c : status.value("conditions", nlohmann::json::array())) {
+        what += " " + c["type"].get<std::string>() + "=" + c["status"].get<std::string>();
+      }
+      if (status.contains("nominatedNodeName")) {
+        what += " nominatedNodeName=" + (status["nominatedNodeName"].is_null()
+                                             ? std::string("null")
+                                             : status["nominatedNodeName"].get<std::string>());
+      }
+      out.push_back(what);
+    }
+    return out;
+  }
+
+  framework::runtime::Registry registry_;
+  api::PodPtr victim_;
+};
+
+TEST_F(PreemptionTest, WritesInUpstreamOrderThenBindsThePreemptorOnceItsVictimIsGone) {
+  // A lower-priority pod nominated to n1 loses its nomination to the preemptor.
+  pods_->add(withPriority(pendingPod("nominee", "1"), 1, "n1"));
+  pods_->add(withPriority(pendingPod("high", "4"), 100));
+  start();
+  const std::vector<std::string> want = {
+      "patch default/low DisruptionTarget=True",
+      "delete default/low uid-low",
+      "event Preempted default/low",
+      "patch default/nominee nominatedNodeName=null",
+      "event FailedScheduling default/high",
+      "patch default/high PodScheduled=False nominatedNodeName=n1",
+  };
+  const std::set<std::string> pods = {"default/low", "default/high"};
+  ASSERT_TRUE(eventually([&] { return writesAbout(pods).size() >= 6; }))
+      << ::testing::PrintToString(api_.writes());
+  std::vector<std::string> got = writesAbout({"default/low", "default/high", "default/nominee"});
+  // The nominee's own failures are its business; only its nomination's end is in the sequence.
+  std::erase_if(got, [](const std::string& w) {
+    return w.find("default/nominee") != std::string::npos &&
+           w.find("nominatedNodeName=null") == std::string::npos;
+  });
+  // Then the preemptor's retry, which the fake answers with nothing to do, writes its own failure.
+  ASSERT_GE(got.size(), want.size());
+  got.resize(want.size());
+  EXPECT_EQ(got, want);
+  for (const auto& e : api_.events()) {
+    if (e.reason == "Preempted") {
+      EXPECT_EQ(e.note, "Preempted by pod uid-high on node n1");
+    }
+  }
+  EXPECT_TRUE(api_.binds().empty());  // the victim still holds the room
+
+  // The victim's deletion arrives: the preemptor is retried and bound to n1, once.
+  pods_->remove("default/low");
+  ASSERT_TRUE(eventually([&] {
+    clock_.advance(std::chrono::seconds(20));  // past any backoff
+    return !observer_.bound().empty();
+  }));
+  stop();
+  const auto bound = observer_.bound();
+  ASSERT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound.at("default/high"), std::vector<std::string>{"n1"});
+  EXPECT_EQ(api_.binds().size(), 1u);
+}
+
+TEST_F(PreemptionTest, LowerPriorityPodDoesNotTakeTheRoomWhileTheVictimTerminates) {
+  pods_->add(withPriority(pendingPod("high", "4"), 100));
+  start();
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& w : writesAbout({"default/high"})) {
+      if (w.find("nominatedNodeName=n1") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  // 2 of n1's 4 CPUs are free, but they and the victim's 2 are the preemptor's.
+  pods_->add(withPriority(pendingPod("sneaky", "2"), 0));
+  ASSERT_TRUE(eventually([&] {
+    for (const auto& w : writesAbout({"default/sneaky"})) {
+      if (w.find("PodScheduled=False") != std::string::npos) return true;
+    }
+    return false;
+  }));
+  EXPECT_TRUE(api_.binds().empty());
+
+  pods_->remove("default/low");
+  ASSERT_TRUE(eventually([&] {
+    clock_.advance(std::chrono::seconds(20));
+    return !observer_.bound().empty();
+  }));
+  stop();
+  const auto bound = observer_.bound();
+  EXPECT_EQ(bound.size(), 1u);
+  EXPECT_EQ(bound.at("default/high"), std::vector<std::string>{"n1"});
+  for (const auto& b : api_.binds()) EXPECT_NE(b.first, "default/sneaky");
 }
 
 }  // namespace
