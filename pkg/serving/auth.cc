@@ -72,8 +72,9 @@ std::string_view bearerToken(std::string_view header) {
 
 std::string statusJson(int code, std::string_view reason, const std::string& message,
                        bool details) {
-  nlohmann::ordered_json status = {{"kind", "Status"},   {"apiVersion", "v1"}, {"metadata", json::object()},
-                 {"status", "Failure"}, {"message", message}, {"reason", reason}};
+  nlohmann::ordered_json status = {{"kind", "Status"},           {"apiVersion", "v1"},
+                                   {"metadata", json::object()}, {"status", "Failure"},
+                                   {"message", message},         {"reason", reason}};
   if (details) status["details"] = json::object();
   status["code"] = code;
   return status.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
@@ -88,8 +89,8 @@ std::string lowered(std::string_view s) {
 
 // The decision cache's key: everything the review is asked about.
 std::string decisionKey(const UserInfo& user, std::string_view verb, std::string_view path) {
-  json key = {{"u", user.name}, {"i", user.uid}, {"g", user.groups}, {"e", user.extra},
-              {"v", verb},      {"p", path}};
+  json key = {{"u", user.name},  {"i", user.uid}, {"g", user.groups},
+              {"e", user.extra}, {"v", verb},     {"p", path}};
   return key.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
@@ -102,8 +103,8 @@ util::Result<PathMatcher> PathMatcher::create(const std::vector<std::string>& pa
     if (p.starts_with('/')) p.remove_prefix(1);
     const size_t star = p.find('*');
     if (star != std::string_view::npos && star != p.size() - 1) {
-      return util::invalidArgument("--authorization-always-allow-paths: only trailing * allowed in " +
-                                   util::quoteGo(raw));
+      return util::invalidArgument(
+          "--authorization-always-allow-paths: only trailing * allowed in " + util::quoteGo(raw));
     }
     if (star != std::string_view::npos) {
       m.prefixes_.emplace_back(p.substr(0, star));
@@ -159,8 +160,8 @@ DelegatedAuth::Authentication DelegatedAuth::authenticate(const Request& request
       UserInfo user{request.peer->commonName, "", request.peer->organizations, {}};
       return Authentication{std::move(user), std::nullopt};
     }
-    log::info(4, "Unable to authenticate the request", {{"err", "verifying certificate: " +
-                                                                    request.peer->verifyError}});
+    log::info(4, "Unable to authenticate the request",
+              {{"err", "verifying certificate: " + request.peer->verifyError}});
     failed = true;
   }
   const std::string_view token = bearerToken(request.authorization);

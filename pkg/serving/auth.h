@@ -133,7 +133,7 @@ class DelegatedAuth {
 
  private:
   struct Authentication {
-    std::optional<UserInfo> user;   // who, when authenticated (system:anonymous included)
+    std::optional<UserInfo> user;  // who, when authenticated (system:anonymous included)
     std::optional<Response> refusal;
   };
   Authentication authenticate(const Request& request);

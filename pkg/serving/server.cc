@@ -3,6 +3,7 @@
 #include <openssl/ssl.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
@@ -31,6 +32,9 @@ constexpr std::chrono::seconds kIdleTimeout{10};
 constexpr uint32_t kHeaderLimit = 8 * 1024;
 constexpr uint64_t kBodyLimit = 4 * 1024;
 constexpr int kMaxConnections = 128;
+// How long, and how much, a refused oversized request is read and discarded.
+constexpr std::chrono::seconds kDrainTime{2};
+constexpr size_t kDrainLimit = 4 * 1024 * 1024;
 // Threads serving connections: a handler waiting on the API server holds one.
 constexpr int kThreads = 4;
 
@@ -192,12 +196,14 @@ class Session : public std::enable_shared_from_this<Session> {
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(kBodyLimit);
     beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
     if (ec == http::error::header_limit || ec == http::error::body_limit) {
+      too_large_ = true;
       respond(Response{431, "text/plain; charset=utf-8", "431 Request Header Fields Too Large"},
               false, 11);
       return;
@@ -220,9 +226,27 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head) res_.body().clear();
     http::async_write(stream_, res_,
                       [self = shared_from_this(), keepAlive](beast::error_code ec, size_t) {
+                        if (!ec && self->too_large_) return self->drain();
                         if (ec || !keepAlive) return self->close();
                         self->read();
                       });
+  }
+
+  // After refusing an oversized request, as Go's server does: stop sending, then discard what
+  // the client is still writing for a moment, so that closing with unread data (a TCP reset)
+  // does not destroy the answer before the client reads it.
+  void drain() {
+    close();
+    beast::get_lowest_layer(stream_).expires_after(kDrainTime);
+    discard();
+  }
+  void discard() {
+    auto& tcp = beast::get_lowest_layer(stream_);
+    tcp.async_read_some(net::buffer(scratch_),
+                        [self = shared_from_this()](beast::error_code ec, size_t n) {
+                          self->drained_ += n;
+                          if (!ec && self->drained_ < kDrainLimit) self->discard();
+                        });
   }
 
   void close() {
@@ -235,6 +259,9 @@ class Session : public std::enable_shared_from_this<Session> {
   std::shared_ptr<ssl::context> context_;
   TlsStream stream_;
   std::optional<PeerCertificate> peer_;
+  bool too_large_ = false;
+  std::array<char, 16 * 1024> scratch_{};
+  size_t drained_ = 0;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;

@@ -42,9 +42,9 @@ struct PeerCertificate {
 };
 
 struct Request {
-  std::string_view method;         // "GET" or "HEAD"
-  std::string_view target;         // path and query: "/healthz?verbose"
-  std::string_view authorization;  // the Authorization header, "" when absent
+  std::string_view method;                // "GET" or "HEAD"
+  std::string_view target;                // path and query: "/healthz?verbose"
+  std::string_view authorization;         // the Authorization header, "" when absent
   const PeerCertificate* peer = nullptr;  // null when the client presented no certificate
 };
 

@@ -61,8 +61,8 @@ constexpr std::array<std::string_view, 3> kTls13Suites{
     "TLS_AES_128_GCM_SHA256", "TLS_AES_256_GCM_SHA384", "TLS_CHACHA20_POLY1305_SHA256"};
 
 util::Error sslError(std::string_view what) {
-  return util::Error{util::ErrorCode::Internal, "generating a self-signed certificate: " +
-                                                    std::string(what) + " failed"};
+  return util::Error{util::ErrorCode::Internal,
+                     "generating a self-signed certificate: " + std::string(what) + " failed"};
 }
 
 std::string bioText(BIO* bio) {
@@ -93,8 +93,7 @@ Certificate makeCertificate(EVP_PKEY* key, const std::string& commonName, X509* 
   X509_gmtime_adj(X509_getm_notAfter(cert.get()), 365L * 24 * 3600);
   X509_set_pubkey(cert.get(), key);
   X509_NAME_add_entry_by_txt(X509_get_subject_name(cert.get()), "CN", MBSTRING_UTF8,
-                             reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1,
-                             0);
+                             reinterpret_cast<const unsigned char*>(commonName.c_str()), -1, -1, 0);
   X509* signer = issuer != nullptr ? issuer : cert.get();
   X509_set_issuer_name(cert.get(), X509_get_subject_name(signer));
   return cert;
@@ -138,7 +137,8 @@ util::Result<CertificatePem> generateSelfSigned(const std::string& host,
   PrivateKey key(EVP_EC_gen("P-256"));
   if (caKey == nullptr || key == nullptr) return sslError("EC key generation");
   Certificate ca = makeCertificate(caKey.get(), host + "-ca@" + stamp, nullptr, 1);
-  if (ca == nullptr || !addExtension(ca.get(), ca.get(), NID_basic_constraints, "critical,CA:TRUE") ||
+  if (ca == nullptr ||
+      !addExtension(ca.get(), ca.get(), NID_basic_constraints, "critical,CA:TRUE") ||
       !addExtension(ca.get(), ca.get(), NID_key_usage,
                     "critical,digitalSignature,keyEncipherment,keyCertSign") ||
       X509_sign(ca.get(), caKey.get(), EVP_sha256()) <= 0) {
@@ -149,7 +149,8 @@ util::Result<CertificatePem> generateSelfSigned(const std::string& host,
   for (const std::string& ip : ips) names += ",IP:" + ip;
   if (leaf == nullptr ||
       !addExtension(leaf.get(), ca.get(), NID_basic_constraints, "critical,CA:FALSE") ||
-      !addExtension(leaf.get(), ca.get(), NID_key_usage, "critical,digitalSignature,keyEncipherment") ||
+      !addExtension(leaf.get(), ca.get(), NID_key_usage,
+                    "critical,digitalSignature,keyEncipherment") ||
       !addExtension(leaf.get(), ca.get(), NID_ext_key_usage, "serverAuth") ||
       !addExtension(leaf.get(), ca.get(), NID_subject_alt_name, names) ||
       X509_sign(leaf.get(), caKey.get(), EVP_sha256()) <= 0) {

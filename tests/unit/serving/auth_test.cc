@@ -93,10 +93,9 @@ TEST_F(DelegatedAuthTest, AnInvalidTokenIs401) {
   auto r = auth.check(get("/metrics", "Bearer wrong"));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->status, 401);
-  EXPECT_EQ(r->body,
-            R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
-            R"("message":"Unauthorized","reason":"Unauthorized","code":401})"
-            "\n");
+  EXPECT_EQ(r->body, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure",)"
+                     R"("message":"Unauthorized","reason":"Unauthorized","code":401})"
+                     "\n");
   // Even for a path everyone may read: presented credentials that fail are refused.
   EXPECT_EQ(auth.check(get("/healthz", "Bearer wrong"))->status, 401);
 }

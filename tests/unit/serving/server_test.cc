@@ -119,8 +119,9 @@ TEST(Server, TheSelfSignedCertificateVerifiesForLocalhostAgainstItsOwnCa) {
   auto pem = generateSelfSigned("localhost", {"127.0.0.1"});
   ASSERT_TRUE(pem.ok()) << pem.error().message;
   // The chain is the leaf then its CA: a client that trusts the CA verifies the leaf.
-  const std::string ca = pem->certificate.substr(pem->certificate.find("-----END CERTIFICATE-----") +
-                                                 std::string("-----END CERTIFICATE-----\n").size());
+  const std::string ca =
+      pem->certificate.substr(pem->certificate.find("-----END CERTIFICATE-----") +
+                              std::string("-----END CERTIFICATE-----\n").size());
   Options options;
   options.tls.inMemory = *pem;
   auto server = startOrDie(options, echo());
@@ -339,6 +340,18 @@ TEST(HealthResponse, ANamedCheckRunsAlone) {
   EXPECT_EQ(r->status, 500);
   EXPECT_EQ(r->body, "internal server error: broken\n");
   EXPECT_EQ(healthResponse("livez", "/livez/nope", checks)->status, 404);
+}
+
+TEST(HealthResponse, ExcludedChecksAreSkippedAndUnknownOnesWarned) {
+  const std::vector<Check> checks{pingCheck(), failing("shutdown")};
+  auto r = healthResponse("readyz", "/readyz?exclude=shutdown&verbose", checks);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "[+]ping ok\n[+]shutdown excluded: ok\nreadyz check passed\n");
+  EXPECT_EQ(healthResponse("readyz", "/readyz?exclude=shutdown", checks)->body, "ok");
+  auto unknown = healthResponse("readyz", "/readyz?exclude=shutdown&exclude=nope&verbose", checks);
+  EXPECT_EQ(unknown->body,
+            "[+]ping ok\n[+]shutdown excluded: ok\nwarn: some health checks cannot be excluded: "
+            "no matches for \"nope\"\nreadyz check passed\n");
 }
 
 TEST(HealthResponse, OtherPathsAreNotThisEndpoints) {
