@@ -14,6 +14,7 @@
 #include "cmd/berth/common.h"
 #include "cmd/berth/flags.h"
 #include "pkg/api/decode.h"
+#include "pkg/api/yaml.h"
 #include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/log/log.h"
@@ -160,6 +161,7 @@ int apiserverCommand(const std::vector<std::string>& args) {
   std::string token;
   std::string kubeconfigPath;
   std::chrono::milliseconds deletionBound{0};
+  std::string reviewsFile;
   FlagSet flags;
   flags.addString("bind-address", &bindAddress, "The IP address on which to listen");
   flags.addInt("port", &port, "The port on which to serve; 0 picks a free port");
@@ -178,6 +180,10 @@ int apiserverCommand(const std::vector<std::string>& args) {
   flags.addString("token", &token,
                   "If set, requests must carry 'Authorization: Bearer TOKEN' (or a client "
                   "certificate)");
+  flags.addString("review-file", &reviewsFile,
+                  "JSON or YAML file with the tokens TokenReviews authenticate (tokens: [{token, "
+                  "user, uid, groups}]) and the non-resource rules SubjectAccessReviews allow "
+                  "(allow: [{user or group, verbs, nonResourceURLs}])");
   flags.addString("write-kubeconfig", &kubeconfigPath,
                   "Write a kubeconfig that reaches this server to this path");
   flags.addDuration("pod-deletion-bound", &deletionBound,
@@ -217,6 +223,17 @@ int apiserverCommand(const std::vector<std::string>& args) {
     }
     certPem = *cert;
     options.tls = std::move(tls);
+  }
+
+  if (!reviewsFile.empty()) {
+    auto text = readFile(reviewsFile);
+    if (!text.ok()) return fail(text.error().message);
+    auto documents = api::parseDocuments(*text);
+    if (!documents.ok()) return fail(documents.error().wrap(reviewsFile).message);
+    if (documents->size() != 1) return fail(reviewsFile + ": must hold one document");
+    auto reviews = apiserver::decodeReviewConfig(documents->front());
+    if (!reviews.ok()) return fail(reviews.error().wrap(reviewsFile).message);
+    options.reviews = std::move(*reviews);
   }
 
   apiserver::Store store;

@@ -12,6 +12,7 @@
 #include "cmd/berth/flags.h"
 #include "cmd/berth/leader_gate.h"
 #include "cmd/berth/rest_adapters.h"
+#include "cmd/berth/serving_auth.h"
 #include "pkg/client/rest.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/log/log.h"
@@ -59,15 +60,7 @@ util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
   flags.addInt("v", &s.verbosity, "number for the log level verbosity");
   flags.addString("log-format", &logFormat,
                   "Sets the log format. Permitted formats: \"json\", \"text\"");
-  flags.addString("bind-address", &s.bindAddress,
-                  "The IP address on which to serve /healthz, /readyz, /livez and /metrics");
-  flags.addInt("port", &s.port,
-               "The port on which to serve health and metrics; 0 picks a free one");
-  flags.addString("tls-cert-file", &s.tlsCertFile,
-                  "File containing the x509 certificate for HTTPS (with --tls-private-key-file); "
-                  "re-read when it changes. Without it the endpoints are served over plain HTTP");
-  flags.addString("tls-private-key-file", &s.tlsKeyFile,
-                  "File containing the x509 private key matching --tls-cert-file");
+  addServingFlags(flags, &s.serving);
   // Parsed into flag-local values, then laid over the configuration file's leaderElection.
   bool leaderElect = true;
   std::string lockKind = "leases";
@@ -108,11 +101,7 @@ util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
   }
   s.burst = static_cast<int>(burst);
   if (s.qps < 0) return util::invalidArgument("--kube-api-qps: must not be negative");
-  if (s.port < 0 || s.port > 65535) return util::invalidArgument("--port: must be 0..65535");
-  if (s.tlsCertFile.empty() != s.tlsKeyFile.empty()) {
-    return util::invalidArgument(
-        "--tls-cert-file and --tls-private-key-file must be given together");
-  }
+  if (auto serving = resolveServingFlags(flags, s.serving); !serving.ok()) return serving.error();
 
   auto cfg = loadConfiguration(s.configPath);
   if (!cfg.ok()) return cfg.error();
@@ -148,10 +137,10 @@ util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
 
 namespace {
 
-// The /healthz, /livez, /readyz checks of kube-scheduler, and /metrics.
+// The /healthz, /livez, /readyz checks of kube-scheduler, and /metrics, behind `auth`.
 serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Scheduler& sched,
                            const leaderelection::LeaderElector* elector,
-                           const std::stop_token& stop) {
+                           const std::stop_token& stop, serving::DelegatedAuth& auth) {
   std::vector<serving::Check> live{serving::pingCheck()};
   if (elector != nullptr) {
     // client-go's HealthzAdaptor: a leader that has not renewed for the lease duration plus 20 s
@@ -171,7 +160,9 @@ serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Sch
                      }
                      return {};
                    }});
-  return [&metrics, live, ready](std::string_view target) -> serving::Response {
+  return [&metrics, &auth, live, ready](const serving::Request& request) -> serving::Response {
+    if (auto refused = auth.check(request)) return *refused;
+    const std::string_view target = request.target;
     const std::string_view path = target.substr(0, target.find('?'));
     if (path == "/metrics") {
       return serving::Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics.expose()};
@@ -181,6 +172,26 @@ serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Sch
     if (auto r = serving::healthResponse("readyz", target, ready)) return *r;
     return serving::Response{404, "text/plain; charset=utf-8", "404 page not found\n"};
   };
+}
+
+// The serving certificate: the files given, else a pair in --cert-dir, else one in memory, as
+// kube-scheduler's MaybeDefaultWithSelfSignedCerts("localhost", nil, {127.0.0.1}).
+util::Result<serving::TlsConfig> servingTls(const ServingSettings& s) {
+  serving::TlsConfig tls = s.tls;
+  if (!s.tlsCertFile.empty()) {
+    tls.files = serving::TlsFiles{s.tlsCertFile, s.tlsKeyFile};
+  } else if (!s.certDir.empty()) {
+    auto files = serving::selfSignedInDirectory(s.certDir, "berth", "localhost", {"127.0.0.1"});
+    if (!files.ok()) return files.error();
+    log::info(0, "Using self-signed certificate", {{"certFile", files->certFile}});
+    tls.files = std::move(*files);
+  } else {
+    auto generated = serving::generateSelfSigned("localhost", {"127.0.0.1"});
+    if (!generated.ok()) return generated.error();
+    log::info(0, "Generated self-signed certificate in memory", {{"host", "localhost"}});
+    tls.inMemory = std::move(*generated);
+  }
+  return tls;
 }
 
 leaderelection::Config electionConfig(const config::LeaderElection& le) {
@@ -250,19 +261,29 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     metrics.setLeaderStatus(le.resourceName, [e = elector.get()] { return e->isLeader(); });
   }
 
-  serving::Options serveOptions;
-  serveOptions.bindAddress = settings.bindAddress;
-  serveOptions.port = static_cast<uint16_t>(settings.port);
-  if (!settings.tlsCertFile.empty()) {
-    serveOptions.tls = serving::TlsFiles{settings.tlsCertFile, settings.tlsKeyFile};
-  }
-  auto server =
-      serving::Server::start(serveOptions, endpoints(metrics, **sched, elector.get(), stop));
-  if (!server.ok()) return fail(server.error().message);
   log::info(0, "Starting berth", {{"version", BERTH_VERSION}, {"server", (*restClient)->server()}});
-  log::info(0, (*server)->tls() ? "Serving securely" : "Serving insecurely",
-            {{"address", settings.bindAddress + ":" + std::to_string((*server)->port())},
-             {"paths", "/healthz /livez /readyz /metrics"}});
+  std::unique_ptr<ServingAuth> servingAuth;
+  std::unique_ptr<serving::Server> server;
+  if (settings.serving.serve) {
+    auto tls = servingTls(settings.serving);
+    if (!tls.ok()) return fail(tls.error().message);
+    auto made = ServingAuth::create(settings.serving, restConfig, restOptions.onRequest);
+    if (!made.ok()) return fail(made.error().message);
+    servingAuth = std::move(*made);
+    tls->clientCaPem = servingAuth->clientCaPem();
+    serving::Options serveOptions;
+    serveOptions.bindAddress = settings.serving.bindAddress;
+    serveOptions.port = settings.serving.port;
+    serveOptions.tls = std::move(*tls);
+    auto started = serving::Server::start(
+        serveOptions, endpoints(metrics, **sched, elector.get(), stop, servingAuth->auth()));
+    if (!started.ok()) return fail(started.error().message);
+    server = std::move(*started);
+    for (const std::string& warning : settings.serving.warnings) log::warning(warning);
+    log::info(0, "Serving securely",
+              {{"address", settings.serving.bindAddress + ":" + std::to_string(server->port())},
+               {"paths", "/healthz /livez /readyz /metrics"}});
+  }
 
   (*sched)->startInformers();
   int code = 0;
@@ -282,7 +303,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
         });
   }
   (*sched)->stopInformers();
-  (*server)->stop();
+  if (server) server->stop();
   log::info(0, "Scheduler stopped");
   return code;
 }

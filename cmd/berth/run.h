@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cmd/berth/serving_flags.h"
 #include "pkg/client/config.h"
 #include "pkg/config/config.h"
 #include "pkg/log/log.h"
@@ -24,10 +25,7 @@ struct RunSettings {
   int burst = 100;
   int64_t verbosity = 0;
   log::Format logFormat = log::Format::Text;
-  std::string bindAddress = "0.0.0.0";
-  int64_t port = 10259;
-  std::string tlsCertFile;  // with tlsKeyFile: serve HTTPS instead of HTTP
-  std::string tlsKeyFile;
+  ServingSettings serving;  // the secure port, its certificate, authentication, authorization
   // The file's, or the default, after the flags (leaderElection and clientConnection included).
   config::Configuration config;
   scheduler::Observer* observer = nullptr;  // berth demo prints placements through it

@@ -420,6 +420,8 @@ HttpResponse Server::handle(const RequestInfo& info, const HttpRequest& request,
     res = unauthorized();
   } else if (auto fault = takeFault()) {
     res = std::move(*fault);
+  } else if (auto review = serveReview(options_.reviews, info, request)) {
+    res = std::move(*review);
   } else {
     const bool binding = info.verb == "create" && info.group.empty() &&
                          (info.subresource == "binding" || info.resource == "bindings");

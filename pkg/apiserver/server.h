@@ -14,7 +14,8 @@
 // configured every request is served; otherwise a request needs `Authorization: Bearer <token>`
 // or a client certificate the client CA verifies, or it is answered 401 Unauthorized. Requests
 // with no credentials at all may still read /healthz, /livez, /readyz and /version, as the
-// apiserver lets anonymous users read them.
+// apiserver lets anonymous users read them. TokenReviews and SubjectAccessReviews are answered
+// from ServerOptions::reviews (review.h).
 //
 // Fault hooks let tests reproduce what a real apiserver does under stress: restarts (refused
 // connections), 5xx answers, closed watches, compacted history (410 Expired), corrupt streams and
@@ -34,6 +35,7 @@
 #include <vector>
 
 #include "pkg/apiserver/http_handler.h"
+#include "pkg/apiserver/review.h"
 #include "pkg/apiserver/store.h"
 #include "pkg/util/result.h"
 
@@ -50,6 +52,8 @@ struct ServerOptions {
   uint16_t port = 0;  // 0: any free port (see Server::port())
   std::optional<TlsOptions> tls;
   std::string token;  // when set, `Authorization: Bearer <token>` authenticates
+  // What TokenReviews and SubjectAccessReviews are answered from (review.h).
+  ReviewConfig reviews;
   // How often watches that allow bookmarks get one (kube-apiserver: about once a minute).
   std::chrono::milliseconds bookmarkInterval{60000};
   size_t requestLogLimit = 10000;  // the newest records are kept

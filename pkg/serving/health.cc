@@ -1,6 +1,9 @@
 #include "pkg/serving/health.h"
 
+#include <algorithm>
+
 #include "pkg/log/log.h"
+#include "pkg/util/quote.h"
 
 namespace berth::serving {
 namespace {
@@ -25,6 +28,22 @@ bool hasParam(std::string_view query, std::string_view name) {
   return false;
 }
 
+// Every value of `name` in the query, in order ("exclude=a&exclude=b").
+std::vector<std::string> paramValues(std::string_view query, std::string_view name) {
+  std::vector<std::string> out;
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    std::string_view param = query.substr(0, amp);
+    const size_t eq = param.find('=');
+    if (param.substr(0, eq) == name && eq != std::string_view::npos) {
+      out.emplace_back(param.substr(eq + 1));
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return out;
+}
+
 }  // namespace
 
 Check pingCheck() {
@@ -38,7 +57,13 @@ std::optional<Response> healthResponse(std::string_view endpoint, std::string_vi
   if (path == root || path == root + "/") {
     std::string lines;
     std::string failed;
+    std::vector<std::string> excluded = paramValues(query, "exclude");
     for (const Check& check : checks) {
+      if (auto it = std::find(excluded.begin(), excluded.end(), check.name); it != excluded.end()) {
+        std::erase(excluded, check.name);
+        lines += "[+]" + check.name + " excluded: ok\n";
+        continue;
+      }
       auto result = check.run();
       if (result.ok()) {
         lines += "[+]" + check.name + " ok\n";
@@ -50,6 +75,14 @@ std::optional<Response> healthResponse(std::string_view endpoint, std::string_vi
                 {{"endpoint", std::string(endpoint)},
                  {"check", check.name},
                  {"err", result.error().message}});
+    }
+    if (!excluded.empty()) {
+      std::sort(excluded.begin(), excluded.end());
+      std::string names;
+      for (const std::string& name : excluded) {
+        names += (names.empty() ? "" : ",") + util::quoteGo(name);
+      }
+      lines += "warn: some health checks cannot be excluded: no matches for " + names + "\n";
     }
     if (!failed.empty()) {
       return Response{500, kText, lines + std::string(endpoint) + " check failed\n"};

@@ -4,6 +4,8 @@
 // checks; all passing is 200 "ok" ("?verbose" lists each "[+]name ok" then "<endpoint> check
 // passed"); any failing is 500 with "[-]name failed: reason withheld" for the failing ones (the
 // endpoint is unauthenticated, so reasons are only logged). "/<endpoint>/<name>" runs one check.
+// "?exclude=<name>" (repeatable) skips a check, listed as "[+]name excluded: ok"; a name that
+// matches no check adds upstream's "warn: some health checks cannot be excluded" line.
 
 #include <functional>
 #include <optional>

@@ -3,9 +3,11 @@
 #include <openssl/ssl.h>
 #include <sys/stat.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -13,6 +15,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "pkg/log/log.h"
 
@@ -29,6 +32,11 @@ constexpr std::chrono::seconds kIdleTimeout{10};
 constexpr uint32_t kHeaderLimit = 8 * 1024;
 constexpr uint64_t kBodyLimit = 4 * 1024;
 constexpr int kMaxConnections = 128;
+// How long, and how much, a refused oversized request is read and discarded.
+constexpr std::chrono::seconds kDrainTime{2};
+constexpr size_t kDrainLimit = 4 * 1024 * 1024;
+// Threads serving connections: a handler waiting on the API server holds one.
+constexpr int kThreads = 4;
 
 util::Result<std::string> readSmallFile(const std::string& path, std::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -41,29 +49,83 @@ util::Result<std::string> readSmallFile(const std::string& path, std::string_vie
   return text.str();
 }
 
-util::Result<std::shared_ptr<ssl::context>> loadTls(const TlsFiles& files) {
-  auto cert = readSmallFile(files.certFile, "--tls-cert-file");
-  if (!cert.ok()) return cert.error();
-  auto key = readSmallFile(files.keyFile, "--tls-private-key-file");
-  if (!key.ok()) return key.error();
+// Accepts whatever certificate the client presents: as Go's tls.RequestClientCert, the handshake
+// never fails for it, and the authenticator reads the verification result.
+int acceptAnyPeer(int /*preverified*/, X509_STORE_CTX* /*ctx*/) { return 1; }
+
+util::Result<std::shared_ptr<ssl::context>> loadTls(const TlsConfig& config) {
+  std::string cert = config.inMemory.certificate;
+  std::string key = config.inMemory.privateKey;
+  std::string certName = "the serving certificate";
+  std::string keyName = "its private key";
+  if (config.files) {
+    auto certText = readSmallFile(config.files->certFile, "--tls-cert-file");
+    if (!certText.ok()) return certText.error();
+    auto keyText = readSmallFile(config.files->keyFile, "--tls-private-key-file");
+    if (!keyText.ok()) return keyText.error();
+    cert = std::move(*certText);
+    key = std::move(*keyText);
+    certName = "--tls-cert-file " + config.files->certFile;
+    keyName = "--tls-private-key-file " + config.files->keyFile;
+  }
   auto ctx = std::make_shared<ssl::context>(ssl::context::tls_server);
   boost::system::error_code ec;
   ctx->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                       ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1,
+                       ssl::context::no_sslv3 | ssl::context::single_dh_use,
                    ec);
-  SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION);
-  ctx->use_certificate_chain(net::buffer(*cert), ec);
-  if (ec) return util::invalidArgument("--tls-cert-file " + files.certFile + ": " + ec.message());
-  ctx->use_private_key(net::buffer(*key), ssl::context::pem, ec);
+  SSL_CTX_set_min_proto_version(ctx->native_handle(), config.minVersion);
+  if (!config.cipherList.empty() &&
+      SSL_CTX_set_cipher_list(ctx->native_handle(), config.cipherList.c_str()) != 1) {
+    return util::invalidArgument("--tls-cipher-suites: OpenSSL supports none of " +
+                                 config.cipherList);
+  }
+  ctx->use_certificate_chain(net::buffer(cert), ec);
+  if (ec) return util::invalidArgument(certName + ": " + ec.message());
+  ctx->use_private_key(net::buffer(key), ssl::context::pem, ec);
   // OpenSSL checks the key against the certificate as it loads it ("key values mismatch").
   if (ec && ec.message().find("mismatch") == std::string::npos) {
-    return util::invalidArgument("--tls-private-key-file " + files.keyFile + ": " + ec.message());
+    return util::invalidArgument(keyName + ": " + ec.message());
   }
   if (ec || SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
-    return util::invalidArgument("--tls-private-key-file " + files.keyFile +
-                                 ": does not match the certificate in " + files.certFile);
+    return util::invalidArgument(keyName + ": does not match " + certName);
+  }
+  if (!config.clientCaPem.empty()) {
+    ctx->add_certificate_authority(net::buffer(config.clientCaPem), ec);
+    if (ec) return util::invalidArgument("the client CA: " + ec.message());
+    SSL_CTX_set_verify(ctx->native_handle(), SSL_VERIFY_PEER, acceptAnyPeer);
+    static constexpr unsigned char kSessionContext[] = "berth";
+    SSL_CTX_set_session_id_context(ctx->native_handle(), kSessionContext,
+                                   sizeof kSessionContext - 1);
   }
   return ctx;
+}
+
+std::string nameEntry(X509_NAME_ENTRY* entry) {
+  unsigned char* utf8 = nullptr;
+  const int n = ASN1_STRING_to_UTF8(&utf8, X509_NAME_ENTRY_get_data(entry));
+  if (n < 0) return "";
+  std::string out(reinterpret_cast<const char*>(utf8), static_cast<size_t>(n));
+  OPENSSL_free(utf8);
+  return out;
+}
+
+// The certificate the client presented, with the result of its verification; nullopt if none.
+std::optional<PeerCertificate> peerOf(SSL* ssl) {
+  X509* cert = SSL_get1_peer_certificate(ssl);
+  if (cert == nullptr) return std::nullopt;
+  PeerCertificate peer;
+  const long result = SSL_get_verify_result(ssl);
+  peer.verified = result == X509_V_OK;
+  if (!peer.verified) peer.verifyError = X509_verify_cert_error_string(result);
+  X509_NAME* subject = X509_get_subject_name(cert);
+  for (int i = 0; i < X509_NAME_entry_count(subject); ++i) {
+    X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
+    const int nid = OBJ_obj2nid(X509_NAME_ENTRY_get_object(entry));
+    if (nid == NID_commonName) peer.commonName = nameEntry(entry);
+    if (nid == NID_organizationName) peer.organizations.push_back(nameEntry(entry));
+  }
+  X509_free(cert);
+  return peer;
 }
 
 }  // namespace
@@ -89,53 +151,46 @@ struct Server::Impl {
   // decrement `connections` and must find it alive.
   Handler handler;
   std::atomic<int> connections{0};
-  std::optional<TlsFiles> tlsFiles;
-  std::shared_ptr<ssl::context> tls;  // the io thread's; replaced when the files change
+  TlsConfig tlsConfig;
+  // Read and replaced only by the accept handler (one accept is outstanding at a time).
+  std::shared_ptr<ssl::context> tls;
   std::optional<FileStamp> certStamp, keyStamp;
   uint16_t port = 0;
 
-  net::io_context ioc{1};
+  net::io_context ioc{kThreads};
   tcp::acceptor acceptor{ioc};
-  std::thread thread;
+  std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
 
   void accept();
   void refreshTls();
-  Response answer(const http::request<http::string_body>& req) const;
+  Response answer(const http::request<http::string_body>& req, const PeerCertificate* peer) const;
 };
 
 namespace {
 
-// One connection: reads requests until the peer closes, idles out or asks to close.
-template <class Stream>
-class Session : public std::enable_shared_from_this<Session<Stream>> {
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// One connection, on its own strand: reads requests until the peer closes, idles out or asks to
+// close.
+class Session : public std::enable_shared_from_this<Session> {
  public:
-  // `context` is null for plain HTTP; the session keeps it alive past a certificate reload.
+  // The session keeps `context` alive past a certificate reload.
   Session(Server::Impl& server, tcp::socket socket, std::shared_ptr<ssl::context> context)
-      : server_(server), context_(std::move(context)), stream_(makeStream(std::move(socket))) {}
+      : server_(server), context_(std::move(context)), stream_(std::move(socket), *context_) {}
   ~Session() { --server_.connections; }
 
   void start() {
-    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      read();
-    } else {
-      beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](beast::error_code ec) {
-                                if (!ec) self->read();
-                              });
-    }
+    beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
+    stream_.async_handshake(ssl::stream_base::server,
+                            [self = shared_from_this()](beast::error_code ec) {
+                              if (ec) return;
+                              self->peer_ = peerOf(self->stream_.native_handle());
+                              self->read();
+                            });
   }
 
  private:
-  Stream makeStream(tcp::socket socket) {
-    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      return Stream(std::move(socket));
-    } else {
-      return Stream(std::move(socket), *context_);
-    }
-  }
-
   void read() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
@@ -143,17 +198,20 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
     http::async_read(
         stream_, buffer_, *parser_,
-        [self = this->shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->onRead(ec); });
   }
 
   void onRead(beast::error_code ec) {
     if (ec == http::error::header_limit || ec == http::error::body_limit) {
-      respond(Response{431, "text/plain; charset=utf-8", "request too large\n"}, false, 11);
+      too_large_ = true;
+      respond(Response{431, "text/plain; charset=utf-8", "431 Request Header Fields Too Large"},
+              false, 11);
       return;
     }
     if (ec) return close();
     const auto& req = parser_->get();
-    respond(server_.answer(req), req.keep_alive(), req.version(), req.method() == http::verb::head);
+    respond(server_.answer(req, peer_ ? &*peer_ : nullptr), req.keep_alive(), req.version(),
+            req.method() == http::verb::head);
   }
 
   void respond(Response r, bool keepAlive, unsigned version, bool head = false) {
@@ -167,25 +225,43 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     res_.prepare_payload();
     if (head) res_.body().clear();
     http::async_write(stream_, res_,
-                      [self = this->shared_from_this(), keepAlive](beast::error_code ec, size_t) {
+                      [self = shared_from_this(), keepAlive](beast::error_code ec, size_t) {
+                        if (!ec && self->too_large_) return self->drain();
                         if (ec || !keepAlive) return self->close();
                         self->read();
                       });
   }
 
+  // After refusing an oversized request, as Go's server does: stop sending, then discard what
+  // the client is still writing for a moment, so that closing with unread data (a TCP reset)
+  // does not destroy the answer before the client reads it.
+  void drain() {
+    close();
+    beast::get_lowest_layer(stream_).expires_after(kDrainTime);
+    discard();
+  }
+  void discard() {
+    auto& tcp = beast::get_lowest_layer(stream_);
+    tcp.async_read_some(net::buffer(scratch_),
+                        [self = shared_from_this()](beast::error_code ec, size_t n) {
+                          self->drained_ += n;
+                          if (!ec && self->drained_ < kDrainLimit) self->discard();
+                        });
+  }
+
   void close() {
+    // No TLS close_notify round trip: the peer is done or misbehaving either way.
     beast::error_code ignored;
-    if constexpr (std::is_same_v<Stream, beast::tcp_stream>) {
-      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    } else {
-      // No TLS close_notify round trip: the peer is done or misbehaving either way.
-      beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ignored);
-    }
+    beast::get_lowest_layer(stream_).socket().shutdown(tcp::socket::shutdown_send, ignored);
   }
 
   Server::Impl& server_;
   std::shared_ptr<ssl::context> context_;
-  Stream stream_;
+  TlsStream stream_;
+  std::optional<PeerCertificate> peer_;
+  bool too_large_ = false;
+  std::array<char, 16 * 1024> scratch_{};
+  size_t drained_ = 0;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
@@ -193,12 +269,16 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
 
 }  // namespace
 
-Response Server::Impl::answer(const http::request<http::string_body>& req) const {
+Response Server::Impl::answer(const http::request<http::string_body>& req,
+                              const PeerCertificate* peer) const {
   if (req.method() != http::verb::get && req.method() != http::verb::head) {
     return Response{405, "text/plain; charset=utf-8", "method not allowed\n"};
   }
+  const std::string_view method = req.method() == http::verb::get ? "GET" : "HEAD";
+  const auto authorization = req[http::field::authorization];
   try {
-    return handler(std::string_view(req.target().data(), req.target().size()));
+    return handler(Request{method, std::string_view(req.target().data(), req.target().size()),
+                           std::string_view(authorization.data(), authorization.size()), peer});
   } catch (const std::exception& e) {
     log::error(e.what(), "Serving a request failed", {{"target", std::string(req.target())}});
     return Response{500, "text/plain; charset=utf-8", "internal server error\n"};
@@ -206,23 +286,24 @@ Response Server::Impl::answer(const http::request<http::string_body>& req) const
 }
 
 void Server::Impl::refreshTls() {
-  auto cert = stampOf(tlsFiles->certFile);
-  auto key = stampOf(tlsFiles->keyFile);
+  const TlsFiles& files = *tlsConfig.files;
+  auto cert = stampOf(files.certFile);
+  auto key = stampOf(files.keyFile);
   if (cert == certStamp && key == keyStamp) return;
-  auto loaded = loadTls(*tlsFiles);
+  auto loaded = loadTls(tlsConfig);
   if (!loaded.ok()) {
     // Mid-rotation the two files may disagree for a moment; keep serving the old pair.
     log::warning("Keeping the previous serving certificate", {{"err", loaded.error().message}});
     return;
   }
-  log::info(0, "Loaded serving certificate", {{"certFile", tlsFiles->certFile}});
+  log::info(0, "Loaded serving certificate", {{"certFile", files.certFile}});
   tls = std::move(*loaded);
   certStamp = cert;
   keyStamp = key;
 }
 
 void Server::Impl::accept() {
-  acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
+  acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (stopped) return;
     if (!ec) {
       if (connections.load() >= kMaxConnections) {
@@ -230,14 +311,8 @@ void Server::Impl::accept() {
         socket.close(ignored);
       } else {
         ++connections;
-        if (tlsFiles) {
-          refreshTls();
-          std::make_shared<Session<beast::ssl_stream<beast::tcp_stream>>>(*this, std::move(socket),
-                                                                          tls)
-              ->start();
-        } else {
-          std::make_shared<Session<beast::tcp_stream>>(*this, std::move(socket), nullptr)->start();
-        }
+        if (tlsConfig.files) refreshTls();
+        std::make_shared<Session>(*this, std::move(socket), tls)->start();
       }
     }
     accept();
@@ -251,13 +326,13 @@ Server::~Server() { stop(); }
 util::Result<std::unique_ptr<Server>> Server::start(Options options, Handler handler) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::move(handler);
-  if (options.tls) {
-    impl->tlsFiles = options.tls;
-    auto loaded = loadTls(*options.tls);
-    if (!loaded.ok()) return loaded.error();
-    impl->tls = std::move(*loaded);
-    impl->certStamp = Impl::stampOf(options.tls->certFile);
-    impl->keyStamp = Impl::stampOf(options.tls->keyFile);
+  impl->tlsConfig = std::move(options.tls);
+  auto loaded = loadTls(impl->tlsConfig);
+  if (!loaded.ok()) return loaded.error();
+  impl->tls = std::move(*loaded);
+  if (impl->tlsConfig.files) {
+    impl->certStamp = Impl::stampOf(impl->tlsConfig.files->certFile);
+    impl->keyStamp = Impl::stampOf(impl->tlsConfig.files->keyFile);
   }
   boost::system::error_code ec;
   const net::ip::address address = net::ip::make_address(options.bindAddress, ec);
@@ -277,19 +352,19 @@ util::Result<std::unique_ptr<Server>> Server::start(Options options, Handler han
   impl->port = impl->acceptor.local_endpoint().port();
   impl->accept();
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->ioc.run(); });
+  for (int i = 0; i < kThreads; ++i) impl->threads.emplace_back([raw] { raw->ioc.run(); });
   return std::unique_ptr<Server>(new Server(std::move(impl)));
 }
 
 uint16_t Server::port() const { return impl_->port; }
 
-bool Server::tls() const { return impl_->tlsFiles.has_value(); }
-
 void Server::stop() {
   if (!impl_ || impl_->stopped.exchange(true)) return;
   // Pending handlers are dropped unrun; the io_context's destruction frees their sessions.
   impl_->ioc.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  for (std::thread& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
 }
 
 }  // namespace berth::serving

@@ -1,13 +1,18 @@
 #pragma once
-// Server: berth's own small HTTP(S) endpoint for /metrics, /healthz, /livez and /readyz (the
-// kube-scheduler port, 10259). Boost.Beast, asynchronous on one thread: scrapes and probes are
-// rare and small, so one thread serves any number of connections.
+// Server: berth's own small HTTPS endpoint for /metrics, /healthz, /livez, /readyz and the other
+// operator paths (the kube-scheduler port, 10259). Boost.Beast, asynchronous on a few threads,
+// each connection on its own strand: a handler may wait on the API server (TokenReview,
+// SubjectAccessReview) without stopping probes on other connections.
+//
+// Always TLS, as kube-scheduler's secure port: at least TLS 1.2 by default, the certificate and
+// key either in memory or from files that are re-read when they change (cert-manager and kubelet
+// rotate them in place; a pair that fails to load keeps the previous one). Clients may present a
+// certificate, verified against the client CA and handed to the handler.
 //
 // Hardening, since the port is reachable from the pod network: requests other than GET/HEAD are
-// refused, headers are capped at 8 KiB and bodies at 4 KiB, a connection that sends nothing for
-// 10 s is closed, and at most 128 connections are open at once. With TLS, at least TLS 1.2 is
-// required and the certificate and key files are re-read when they change (cert-manager and
-// kubelet rotate them in place), so a rotation needs no restart.
+// refused, headers are capped at 8 KiB (431, as Go answers an oversized header block) and bodies
+// at 4 KiB, a connection that sends nothing for 10 s is closed, and at most 128 connections are
+// open at once.
 
 #include <cstdint>
 #include <functional>
@@ -15,7 +20,9 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "pkg/serving/tls.h"
 #include "pkg/util/result.h"
 
 namespace berth::serving {
@@ -26,19 +33,28 @@ struct Response {
   std::string body;
 };
 
-// Answers one request; `target` is the request target with its query ("/healthz?verbose").
-// Called on the server's thread: it must not block for long.
-using Handler = std::function<Response(std::string_view target)>;
-
-struct TlsFiles {
-  std::string certFile;  // PEM certificate chain
-  std::string keyFile;   // PEM private key
+// The client certificate a connection presented.
+struct PeerCertificate {
+  bool verified = false;    // it chains to TlsConfig::clientCaPem
+  std::string verifyError;  // why not, when not verified
+  std::string commonName;
+  std::vector<std::string> organizations;
 };
+
+struct Request {
+  std::string_view method;                // "GET" or "HEAD"
+  std::string_view target;                // path and query: "/healthz?verbose"
+  std::string_view authorization;         // the Authorization header, "" when absent
+  const PeerCertificate* peer = nullptr;  // null when the client presented no certificate
+};
+
+// Answers one request. Called on one of the server's threads; it may block for a bounded time.
+using Handler = std::function<Response(const Request& request)>;
 
 struct Options {
   std::string bindAddress = "0.0.0.0";
   uint16_t port = 0;  // 0: a free port, see Server::port()
-  std::optional<TlsFiles> tls;
+  TlsConfig tls;
 };
 
 class Server {
@@ -50,8 +66,7 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   uint16_t port() const;
-  bool tls() const;
-  // Closes the listener and every connection, and joins the thread. Idempotent.
+  // Closes the listener and every connection, and joins the threads. Idempotent.
   void stop();
 
   struct Impl;

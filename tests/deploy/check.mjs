@@ -265,6 +265,8 @@ const wantRules = {
     { apiGroups: [""], resources: ["pods/status"], verbs: ["patch"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create", "patch"] },
     { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create", "patch"] },
+    { apiGroups: ["authentication.k8s.io"], resources: ["tokenreviews"], verbs: ["create"] },
+    { apiGroups: ["authorization.k8s.io"], resources: ["subjectaccessreviews"], verbs: ["create"] },
   ],
   Role: [
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
@@ -277,6 +279,8 @@ const wantRules = {
 // with a SubjectAccessReview); the chart and deploy/ do not bind it.
 const metricsReaderRules = [{ nonResourceURLs: ["/metrics", "/metrics/resources"], verbs: ["get"] }];
 const isMetricsReader = (o) => o.kind === "ClusterRole" && o.metadata.name.endsWith("-metrics-reader");
+// The bootstrap Role that lets delegating components read the cluster's client CA.
+const authReader = "extension-apiserver-authentication-reader";
 
 function rbac(file) {
   const all = readObjects(file);
@@ -287,7 +291,7 @@ function rbac(file) {
   }
   const objects = all.filter((o) => !isMetricsReader(o));
   for (const [kind, want] of Object.entries(wantRules)) {
-    const roles = objects.filter((o) => o.kind === kind);
+    const roles = objects.filter((o) => o.kind === kind && !isMetricsReader(o));
     if (roles.length !== 1) {
       throw new Error(`${file}: want one ${kind}, got ${roles.length}`);
     }
@@ -296,20 +300,30 @@ function rbac(file) {
                       `want\n${YAML.stringify(want)}`);
     }
   }
-  // Each role is bound to berth's service account, in berth's namespace.
+  // Each role is bound to berth's service account, in berth's namespace; so is the bootstrap
+  // Role in kube-system.
   const account = objects.find((o) => o.kind === "ServiceAccount");
+  const subjects = [{ kind: "ServiceAccount", name: account.metadata.name,
+    namespace: account.metadata.namespace }];
   for (const kind of ["ClusterRoleBinding", "RoleBinding"]) {
-    const bindings = objects.filter((o) => o.kind === kind);
     const roleKind = kind.replace("Binding", "");
-    const role = objects.find((o) => o.kind === roleKind);
+    const role = objects.find((o) => o.kind === roleKind && !isMetricsReader(o));
+    const bindings = objects.filter((o) => o.kind === kind && o.roleRef.name !== authReader);
     const ok = bindings.length === 1 && bindings[0].roleRef.kind === roleKind &&
         bindings[0].roleRef.name === role.metadata.name &&
-        isDeepStrictEqual(bindings[0].subjects, [{ kind: "ServiceAccount",
-          name: account.metadata.name, namespace: account.metadata.namespace }]);
+        isDeepStrictEqual(bindings[0].subjects, subjects);
     if (!ok) {
       throw new Error(`${file}: want one ${kind} of ${roleKind} ${role.metadata.name} to ` +
                       `ServiceAccount ${describe(account)}`);
     }
+  }
+  const readerBindings = objects.filter((o) => o.kind === "RoleBinding" &&
+      o.roleRef.name === authReader);
+  if (readerBindings.length !== 1 || readerBindings[0].roleRef.kind !== "Role" ||
+      readerBindings[0].metadata.namespace !== "kube-system" ||
+      !isDeepStrictEqual(readerBindings[0].subjects, subjects)) {
+    throw new Error(`${file}: want one RoleBinding of Role ${authReader} in kube-system to ` +
+                    `ServiceAccount ${describe(account)}`);
   }
   const role = objects.find((o) => o.kind === "Role");
   if (role.metadata.namespace !== account.metadata.namespace) {

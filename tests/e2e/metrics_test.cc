@@ -82,14 +82,14 @@ class Operations : public test::ApiServerTest {
         log_);
     ASSERT_TRUE(spawned.ok()) << spawned.error().message;
     berth_ = std::move(*spawned);
-    auto line = berth_->waitForLogLine({"Serving insecurely"}, 10s);
+    auto line = berth_->waitForLogLine({"Serving securely"}, 10s);
     ASSERT_TRUE(line) << berth_->logTail();
     const std::string address = test::logField(*line, "address").value_or("");
     port_ = static_cast<uint16_t>(std::stoi(address.substr(address.rfind(':') + 1)));
   }
 
   std::string scrape(const std::string& path = "/metrics") {
-    auto reply = test::httpGet(port_, path);
+    auto reply = test::httpsGet(port_, path, test::kScraperAuthorization);
     if (!reply.ok()) {
       ADD_FAILURE() << reply.error().message;
       return "";
@@ -227,7 +227,7 @@ TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
   startBerth();
   ASSERT_TRUE(test::eventually(
       [&] {
-        auto r = test::httpGet(port_, "/readyz");
+        auto r = test::httpsGet(port_, "/readyz");
         return r.ok() && r->code == 200;
       },
       10s));
@@ -237,7 +237,7 @@ TEST_F(Operations, HealthEndpointsAnswerAsKubeScheduler) {
             "[+]ping ok\n[+]leaderElection ok\n[+]shutdown ok\n[+]sched-handler-sync ok\n"
             "readyz check passed\n");
   EXPECT_EQ(scrape("/readyz/sched-handler-sync"), "ok");
-  auto missing = test::httpGet(port_, "/nope");
+  auto missing = test::httpsGet(port_, "/nope", test::kScraperAuthorization);
   ASSERT_TRUE(missing.ok());
   EXPECT_EQ(missing->code, 404);
   EXPECT_EQ(berth_->terminate(), 0);

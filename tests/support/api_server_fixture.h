@@ -15,11 +15,27 @@
 
 namespace berth::test {
 
+// The bearer token the e2e tests scrape the daemon's /metrics with: a TokenReview of it names
+// user "scraper", whom the SubjectAccessReviews of scraperReviews() let read every path.
+inline constexpr const char* kScraperAuthorization = "Bearer scraper-token";
+inline apiserver::ReviewConfig scraperReviews() {
+  apiserver::ReviewConfig reviews;
+  reviews.tokens.push_back({"scraper-token", "scraper", "1", {"system:authenticated"}});
+  reviews.allow.push_back({"scraper", "", {"get"}, {"*"}});
+  return reviews;
+}
+
 class ApiServerTest : public ::testing::Test {
  protected:
   // Starts the server on a free loopback port; call from SetUp (wrapped in ASSERT_NO_FATAL_FAILURE
   // if more follows).
-  void startServer(apiserver::ServerOptions options = {}) {
+  // Reviews are answered from scraperReviews().
+  void startServer() {
+    apiserver::ServerOptions options;
+    options.reviews = scraperReviews();
+    startServer(std::move(options));
+  }
+  void startServer(apiserver::ServerOptions options) {
     auto started = apiserver::Server::start(store_, std::move(options));
     ASSERT_TRUE(started.ok()) << started.error().message;
     server_ = std::move(*started);

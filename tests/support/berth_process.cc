@@ -3,6 +3,10 @@
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <openssl/evp.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/socket.h>
@@ -59,9 +63,36 @@ std::optional<std::string> logField(std::string_view line, std::string_view key)
   return value.get<std::string>();
 }
 
-util::Result<HttpReply> httpGet(uint16_t port, const std::string& path,
-                                std::chrono::milliseconds timeout) {
-  const std::string url = "http://127.0.0.1:" + std::to_string(port) + path;
+namespace {
+
+std::string fingerprintOf(X509* cert) {
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int size = 0;
+  if (X509_digest(cert, EVP_sha256(), digest, &size) != 1) return "";
+  std::string hex;
+  for (unsigned int i = 0; i < size; ++i) {
+    static constexpr char kDigits[] = "0123456789abcdef";
+    hex += kDigits[digest[i] >> 4];
+    hex += kDigits[digest[i] & 15];
+  }
+  return hex;
+}
+
+}  // namespace
+
+std::string certificateFingerprint(const std::string& pem) {
+  BIO* bio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+  X509* cert = bio != nullptr ? PEM_read_bio_X509(bio, nullptr, nullptr, nullptr) : nullptr;
+  std::string out = cert != nullptr ? fingerprintOf(cert) : "";
+  X509_free(cert);
+  BIO_free(bio);
+  return out;
+}
+
+util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
+                                 const std::string& authorization,
+                                 std::chrono::milliseconds timeout) {
+  const std::string url = "https://127.0.0.1:" + std::to_string(port) + path;
   auto failed = [&url](const std::string& what) {
     return util::Error{util::ErrorCode::Unavailable, "GET " + url + ": " + what};
   };
@@ -69,7 +100,13 @@ util::Result<HttpReply> httpGet(uint16_t port, const std::string& path,
   if (fd < 0) return failed(std::string("socket: ") + std::strerror(errno));
   struct Closer {
     int fd;
-    ~Closer() { ::close(fd); }
+    SSL_CTX* ctx = nullptr;
+    SSL* ssl = nullptr;
+    ~Closer() {
+      if (ssl != nullptr) SSL_free(ssl);
+      if (ctx != nullptr) SSL_CTX_free(ctx);
+      ::close(fd);
+    }
   } closer{fd};
   timeval tv{};
   tv.tv_sec = static_cast<time_t>(timeout.count() / 1000);
@@ -83,27 +120,41 @@ util::Result<HttpReply> httpGet(uint16_t port, const std::string& path,
   if (::connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof address) != 0) {
     return failed(std::string("connect: ") + std::strerror(errno));
   }
-  const std::string request = "GET " + path +
-                              " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
-                              "\r\nConnection: close\r\n\r\n";
-  if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) !=
-      static_cast<ssize_t>(request.size())) {
-    return failed(std::string("send: ") + std::strerror(errno));
+  // The daemon's certificate is self-signed unless a test gives it one: the test reads who it
+  // names instead of verifying it.
+  closer.ctx = SSL_CTX_new(TLS_client_method());
+  closer.ssl = closer.ctx != nullptr ? SSL_new(closer.ctx) : nullptr;
+  if (closer.ssl == nullptr) return failed("SSL_new failed");
+  SSL_set_fd(closer.ssl, fd);
+  SSL_set_tlsext_host_name(closer.ssl, "localhost");
+  if (SSL_connect(closer.ssl) != 1) return failed("TLS handshake failed");
+  HttpReply out;
+  if (X509* cert = SSL_get1_peer_certificate(closer.ssl)) {
+    char name[256] = {};
+    X509_NAME_get_text_by_NID(X509_get_subject_name(cert), NID_commonName, name, sizeof name);
+    out.peerCommonName = name;
+    out.peerFingerprint = fingerprintOf(cert);
+    X509_free(cert);
   }
+  std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
+                        "\r\nConnection: close\r\n";
+  if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
+  request += "\r\n";
+  // A write the server cut short (it refused an oversized request) still leaves its answer
+  // to read.
+  SSL_write(closer.ssl, request.data(), static_cast<int>(request.size()));
   std::string reply;
   char buffer[4096];
   for (;;) {
-    const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-    if (n == 0) break;
-    if (n < 0) return failed(std::string("recv: ") + std::strerror(errno));
+    const int n = SSL_read(closer.ssl, buffer, sizeof buffer);
+    if (n <= 0) break;  // the server closes after a Content-Length body
     reply.append(buffer, static_cast<size_t>(n));
   }
-  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody"; the server closes after a Content-Length body.
+  // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody".
   const size_t headerEnd = reply.find("\r\n\r\n");
   if (!reply.starts_with("HTTP/1.") || reply.size() < 12 || headerEnd == std::string::npos) {
     return failed("not an HTTP reply: " + reply.substr(0, 200));
   }
-  HttpReply out;
   out.code = std::atoi(reply.c_str() + 9);
   out.body = reply.substr(headerEnd + 4);
   return out;

@@ -3,7 +3,7 @@
 // stdout and stderr appended to a log file the test polls for klog lines, stopped with SIGTERM or
 // killed with SIGKILL, and reaped exactly once. Also the small pieces every such test needs: a
 // kubeconfig for an embedded API server, reading `key="value"` fields from a text-format log line,
-// and a plain HTTP GET for the health and metrics endpoints.
+// and an HTTPS GET for the health and metrics endpoints.
 
 #include <sys/types.h>
 
@@ -29,10 +29,17 @@ std::optional<std::string> logField(std::string_view line, std::string_view key)
 struct HttpReply {
   int code = 0;
   std::string body;
+  std::string peerCommonName;   // the CN of the certificate the server presented
+  std::string peerFingerprint;  // its SHA-256, hex
 };
-// GET http://127.0.0.1:port/path with `Connection: close`; an error names the URL.
-util::Result<HttpReply> httpGet(uint16_t port, const std::string& path,
-                                std::chrono::milliseconds timeout = std::chrono::seconds(5));
+// The SHA-256 (hex) of the first certificate in `pem`, as HttpReply::peerFingerprint.
+std::string certificateFingerprint(const std::string& pem);
+// GET https://127.0.0.1:port/path with `Connection: close`, without verifying the server's
+// certificate, sending `authorization` as the Authorization header when set; an error names the
+// URL.
+util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
+                                 const std::string& authorization = {},
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
 
 class BerthProcess {
  public:

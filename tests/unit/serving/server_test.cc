@@ -13,6 +13,7 @@
 #include <string>
 
 #include "pkg/serving/health.h"
+#include "pkg/serving/tls.h"
 #include "tests/support/certs.h"
 
 namespace berth::serving {
@@ -42,30 +43,56 @@ Answer exchange(Stream& stream, http::verb method, const std::string& target,
   return Answer{static_cast<int>(res.result_int()), res.body()};
 }
 
+// One TLS connection; trusts only `caPem` when given (else verifies nothing) and presents
+// `client` when given. Throws when the handshake fails.
+struct TlsConnection {
+  TlsConnection(uint16_t port, const std::string& caPem = {},
+                const test::CertifiedKey* client = nullptr)
+      : ctx(context(caPem, client)), stream(ioc, ctx) {
+    stream.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+    stream.handshake(ssl::stream_base::client);
+  }
+  static ssl::context context(const std::string& caPem, const test::CertifiedKey* client) {
+    ssl::context ctx(ssl::context::tls_client);
+    if (!caPem.empty()) {
+      ctx.add_certificate_authority(net::buffer(caPem));
+      ctx.set_verify_mode(ssl::verify_peer);
+    }
+    if (client != nullptr) {
+      ctx.use_certificate_chain(net::buffer(client->certificatePem));
+      ctx.use_private_key(net::buffer(client->privateKeyPem), ssl::context::pem);
+    }
+    return ctx;
+  }
+  net::io_context ioc;
+  ssl::context ctx;
+  ssl::stream<tcp::socket> stream;
+};
+
 Answer get(uint16_t port, const std::string& target, http::verb method = http::verb::get,
            const std::string& extraHeader = {}) {
-  net::io_context ioc;
-  tcp::socket socket(ioc);
-  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  return exchange(socket, method, target, extraHeader);
+  TlsConnection c(port);
+  return exchange(c.stream, method, target, extraHeader);
 }
 
 // An HTTPS GET that trusts only `caPem`; throws when the handshake fails.
 Answer getTls(uint16_t port, const std::string& target, const std::string& caPem) {
-  net::io_context ioc;
-  ssl::context ctx(ssl::context::tls_client);
-  ctx.add_certificate_authority(net::buffer(caPem));
-  ctx.set_verify_mode(ssl::verify_peer);
-  ssl::stream<tcp::socket> stream(ioc, ctx);
-  stream.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
-  stream.handshake(ssl::stream_base::client);
-  return exchange(stream, http::verb::get, target);
+  TlsConnection c(port, caPem);
+  return exchange(c.stream, http::verb::get, target);
 }
 
 Handler echo() {
-  return [](std::string_view target) {
-    return Response{200, "text/plain", "you asked for " + std::string(target)};
+  return [](const Request& request) {
+    return Response{200, "text/plain", "you asked for " + std::string(request.target)};
   };
+}
+
+Options selfSigned() {
+  Options options;
+  auto pem = generateSelfSigned("localhost", {"127.0.0.1"});
+  if (!pem.ok()) throw std::runtime_error(pem.error().message);
+  options.tls.inMemory = *pem;
+  return options;
 }
 
 std::unique_ptr<Server> startOrDie(Options options, Handler handler) {
@@ -80,32 +107,91 @@ void writeFile(const std::filesystem::path& path, const std::string& text) {
 }
 
 TEST(Server, AnswersGetsOnAFreePortWithKeepAlive) {
-  auto server = startOrDie({}, echo());
+  auto server = startOrDie(selfSigned(), echo());
   ASSERT_NE(server->port(), 0);
-  net::io_context ioc;
-  tcp::socket socket(ioc);
-  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
-  EXPECT_EQ(exchange(socket, http::verb::get, "/metrics").body, "you asked for /metrics");
-  EXPECT_EQ(exchange(socket, http::verb::get, "/readyz?verbose").body,
+  TlsConnection c(server->port());
+  EXPECT_EQ(exchange(c.stream, http::verb::get, "/metrics").body, "you asked for /metrics");
+  EXPECT_EQ(exchange(c.stream, http::verb::get, "/readyz?verbose").body,
             "you asked for /readyz?verbose");
 }
 
+TEST(Server, TheSelfSignedCertificateVerifiesForLocalhostAgainstItsOwnCa) {
+  auto pem = generateSelfSigned("localhost", {"127.0.0.1"});
+  ASSERT_TRUE(pem.ok()) << pem.error().message;
+  // The chain is the leaf then its CA: a client that trusts the CA verifies the leaf.
+  const std::string ca =
+      pem->certificate.substr(pem->certificate.find("-----END CERTIFICATE-----") +
+                              std::string("-----END CERTIFICATE-----\n").size());
+  Options options;
+  options.tls.inMemory = *pem;
+  auto server = startOrDie(options, echo());
+  EXPECT_EQ(getTls(server->port(), "/livez", ca).status, 200);
+}
+
+TEST(Server, RefusesPlainHttp) {
+  auto server = startOrDie(selfSigned(), echo());
+  net::io_context ioc;
+  tcp::socket socket(ioc);
+  socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
+  EXPECT_THROW(exchange(socket, http::verb::get, "/metrics"), std::exception);
+}
+
+TEST(Server, HonoursTheMinimumTlsVersion) {
+  Options options = selfSigned();
+  options.tls.minVersion = TLS1_3_VERSION;
+  auto server = startOrDie(options, echo());
+  net::io_context ioc;
+  ssl::context ctx(ssl::context::tls_client);
+  SSL_CTX_set_max_proto_version(ctx.native_handle(), TLS1_2_VERSION);
+  ssl::stream<tcp::socket> stream(ioc, ctx);
+  stream.next_layer().connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
+  EXPECT_THROW(stream.handshake(ssl::stream_base::client), std::exception);
+}
+
+TEST(Server, HandsTheClientCertificateAndItsVerificationToTheHandler) {
+  const test::TestPki pki = test::makeTestPki();
+  const test::CertifiedKey stranger =
+      test::issueClientCertificate(test::makeCa("other"), "mallory", "system:masters");
+  Options options = selfSigned();
+  options.tls.clientCaPem = pki.ca.certificatePem;
+  auto server = startOrDie(options, [](const Request& request) {
+    if (request.peer == nullptr) return Response{200, "text/plain", "none"};
+    std::string groups;
+    for (const auto& g : request.peer->organizations) groups += g;
+    return Response{200, "text/plain",
+                    (request.peer->verified ? "verified " : "unverified ") +
+                        request.peer->commonName + " " + groups};
+  });
+  {
+    TlsConnection c(server->port());
+    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body, "none");
+  }
+  {
+    TlsConnection c(server->port(), "", &pki.client);
+    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body, "verified berth-test system:masters");
+  }
+  {
+    TlsConnection c(server->port(), "", &stranger);
+    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body, "unverified mallory system:masters");
+  }
+}
+
 TEST(Server, RefusesMethodsOtherThanGetAndHead) {
-  auto server = startOrDie({}, echo());
+  auto server = startOrDie(selfSigned(), echo());
   EXPECT_EQ(get(server->port(), "/metrics", http::verb::post).status, 405);
   EXPECT_EQ(get(server->port(), "/metrics", http::verb::delete_).status, 405);
 }
 
 TEST(Server, RejectsOversizedHeaders) {
-  auto server = startOrDie({}, echo());
+  auto server = startOrDie(selfSigned(), echo());
   EXPECT_EQ(get(server->port(), "/metrics", http::verb::get, std::string(20000, 'x')).status, 431);
   // And keeps serving others.
   EXPECT_EQ(get(server->port(), "/healthz").status, 200);
 }
 
 TEST(Server, AHandlerThatThrowsAnswers500AndTheServerLives) {
-  auto server = startOrDie({}, [](std::string_view target) -> Response {
-    if (target == "/boom") throw std::runtime_error("boom");
+  auto server = startOrDie(selfSigned(), [](const Request& request) -> Response {
+    if (request.target == "/boom") throw std::runtime_error("boom");
     return Response{200, "text/plain", "fine"};
   });
   EXPECT_EQ(get(server->port(), "/boom").status, 500);
@@ -113,14 +199,14 @@ TEST(Server, AHandlerThatThrowsAnswers500AndTheServerLives) {
 }
 
 TEST(Server, FailsClearlyOnABusyPortOrBadAddress) {
-  auto first = startOrDie({}, echo());
-  Options same;
+  auto first = startOrDie(selfSigned(), echo());
+  Options same = selfSigned();
   same.bindAddress = "127.0.0.1";
   same.port = first->port();
   auto second = Server::start(same, echo());
   ASSERT_FALSE(second.ok());
   EXPECT_NE(second.error().message.find("cannot listen on 127.0.0.1:"), std::string::npos);
-  Options bad;
+  Options bad = selfSigned();
   bad.bindAddress = "not-an-ip";
   auto third = Server::start(bad, echo());
   ASSERT_FALSE(third.ok());
@@ -135,9 +221,8 @@ TEST(Server, ServesHttpsAndPicksUpARotatedCertificate) {
   writeFile(dir / "tls.crt", first.server.certificatePem);
   writeFile(dir / "tls.key", first.server.privateKeyPem);
   Options options;
-  options.tls = TlsFiles{(dir / "tls.crt").string(), (dir / "tls.key").string()};
+  options.tls.files = TlsFiles{(dir / "tls.crt").string(), (dir / "tls.key").string()};
   auto server = startOrDie(options, echo());
-  EXPECT_TRUE(server->tls());
   EXPECT_EQ(getTls(server->port(), "/livez", first.ca.certificatePem).body, "you asked for /livez");
 
   // Rotation: a new pair from another CA; the next connection is served with it.
@@ -147,30 +232,76 @@ TEST(Server, ServesHttpsAndPicksUpARotatedCertificate) {
   EXPECT_EQ(getTls(server->port(), "/livez", second.ca.certificatePem).status, 200);
   EXPECT_THROW(getTls(server->port(), "/livez", first.ca.certificatePem), std::exception);
 
-  // A half-written rotation (key not matching) keeps the last good pair.
+  // A half-written rotation (key not matching) keeps the last good pair, as does garbage.
   writeFile(dir / "tls.key", first.server.privateKeyPem);
+  EXPECT_EQ(getTls(server->port(), "/livez", second.ca.certificatePem).status, 200);
+  writeFile(dir / "tls.crt", "not a certificate");
   EXPECT_EQ(getTls(server->port(), "/livez", second.ca.certificatePem).status, 200);
   server->stop();
   std::filesystem::remove_all(dir);
 }
 
-TEST(Server, RejectsAKeyThatDoesNotMatchTheCertificate) {
+TEST(Server, RejectsUnreadableOrUnparsableFilesNamingThem) {
   const auto dir =
       std::filesystem::temp_directory_path() / ("berth-serving-bad-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   const test::TestPki pki = test::makeTestPki();
   writeFile(dir / "tls.crt", pki.server.certificatePem);
   writeFile(dir / "tls.key", pki.client.privateKeyPem);
+  writeFile(dir / "garbage", "not PEM");
   Options options;
-  options.tls = TlsFiles{(dir / "tls.crt").string(), (dir / "tls.key").string()};
+  options.tls.files = TlsFiles{(dir / "tls.crt").string(), (dir / "tls.key").string()};
   auto server = Server::start(options, echo());
   ASSERT_FALSE(server.ok());
-  EXPECT_NE(server.error().message.find("does not match the certificate"), std::string::npos);
-  auto missing =
-      Server::start(Options{.tls = TlsFiles{"/nonexistent.crt", "/nonexistent.key"}}, echo());
+  EXPECT_NE(server.error().message.find("does not match --tls-cert-file"), std::string::npos);
+  options.tls.files = TlsFiles{"/nonexistent.crt", "/nonexistent.key"};
+  auto missing = Server::start(options, echo());
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.error().message, "--tls-cert-file /nonexistent.crt: cannot be read");
+  options.tls.files = TlsFiles{(dir / "garbage").string(), (dir / "tls.key").string()};
+  auto garbage = Server::start(options, echo());
+  ASSERT_FALSE(garbage.ok());
+  EXPECT_TRUE(garbage.error().message.starts_with("--tls-cert-file " + (dir / "garbage").string()))
+      << garbage.error().message;
   std::filesystem::remove_all(dir);
+}
+
+TEST(CertDir, WritesAPairOnceAndReusesIt) {
+  const auto dir =
+      std::filesystem::temp_directory_path() / ("berth-certdir-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  auto first = selfSignedInDirectory(dir.string(), "berth", "localhost", {"127.0.0.1"});
+  ASSERT_TRUE(first.ok()) << first.error().message;
+  EXPECT_EQ(first->certFile, (dir / "berth.crt").string());
+  EXPECT_EQ(first->keyFile, (dir / "berth.key").string());
+  std::ifstream in(first->certFile);
+  const std::string written((std::istreambuf_iterator<char>(in)), {});
+  auto again = selfSignedInDirectory(dir.string(), "berth", "localhost", {"127.0.0.1"});
+  ASSERT_TRUE(again.ok());
+  std::ifstream in2(again->certFile);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(in2)), {}), written);
+  EXPECT_EQ(std::filesystem::status(first->keyFile).permissions() & std::filesystem::perms::all,
+            std::filesystem::perms::owner_read | std::filesystem::perms::owner_write);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TlsFlags, ParsesUpstreamVersionNames) {
+  EXPECT_EQ(*parseTlsVersion("VersionTLS12"), TLS1_2_VERSION);
+  EXPECT_EQ(*parseTlsVersion("VersionTLS13"), TLS1_3_VERSION);
+  EXPECT_EQ(*parseTlsVersion("VersionTLS10"), TLS1_VERSION);
+  auto bad = parseTlsVersion("TLS12");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "--tls-min-version: unknown tls version \"TLS12\"");
+}
+
+TEST(TlsFlags, MapsGoCipherSuiteNamesToOpenSsl) {
+  EXPECT_EQ(*cipherListOf({"TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256",
+                           "TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305", "TLS_AES_128_GCM_SHA256"}),
+            "ECDHE-RSA-AES128-GCM-SHA256:ECDHE-ECDSA-CHACHA20-POLY1305");
+  auto bad = cipherListOf({"TLS_FAKE"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message,
+            "--tls-cipher-suites: cipher suite TLS_FAKE not supported or doesn't exist");
 }
 
 // --- Health endpoints
@@ -209,6 +340,18 @@ TEST(HealthResponse, ANamedCheckRunsAlone) {
   EXPECT_EQ(r->status, 500);
   EXPECT_EQ(r->body, "internal server error: broken\n");
   EXPECT_EQ(healthResponse("livez", "/livez/nope", checks)->status, 404);
+}
+
+TEST(HealthResponse, ExcludedChecksAreSkippedAndUnknownOnesWarned) {
+  const std::vector<Check> checks{pingCheck(), failing("shutdown")};
+  auto r = healthResponse("readyz", "/readyz?exclude=shutdown&verbose", checks);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "[+]ping ok\n[+]shutdown excluded: ok\nreadyz check passed\n");
+  EXPECT_EQ(healthResponse("readyz", "/readyz?exclude=shutdown", checks)->body, "ok");
+  auto unknown = healthResponse("readyz", "/readyz?exclude=shutdown&exclude=nope&verbose", checks);
+  EXPECT_EQ(unknown->body,
+            "[+]ping ok\n[+]shutdown excluded: ok\nwarn: some health checks cannot be excluded: "
+            "no matches for \"nope\"\nreadyz check passed\n");
 }
 
 TEST(HealthResponse, OtherPathsAreNotThisEndpoints) {

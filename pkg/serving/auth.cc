@@ -1,0 +1,227 @@
+#include "pkg/serving/auth.h"
+
+#include <algorithm>
+#include <cctype>
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "pkg/log/log.h"
+#include "pkg/util/quote.h"
+
+namespace berth::serving {
+namespace {
+
+using json = nlohmann::json;
+
+constexpr size_t kCacheEntries = 4096;
+constexpr std::string_view kAnonymous = "system:anonymous";
+
+bool validUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1, cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2, cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3, cp = c & 0x07;
+    } else {
+      return false;
+    }
+    for (size_t k = 1; k <= n; ++k) {
+      if (i + k >= s.size()) return false;
+      const auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    // Overlong forms, surrogates and values past U+10FFFF are not UTF-8.
+    if ((n == 1 && cp < 0x80) || (n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) ||
+        (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF) {
+      return false;
+    }
+    i += n + 1;
+  }
+  return true;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+// The token of `Authorization: Bearer <token>` as k8s.io/apiserver's bearertoken reads it; empty
+// when the header carries none (the request is then not a token request).
+std::string_view bearerToken(std::string_view header) {
+  header = trim(header);
+  const size_t space = header.find(' ');
+  if (space == std::string_view::npos) return {};
+  std::string scheme(header.substr(0, space));
+  std::transform(scheme.begin(), scheme.end(), scheme.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (scheme != "bearer") return {};
+  std::string_view token = header.substr(space + 1);
+  return token.substr(0, token.find(' '));
+}
+
+std::string statusJson(int code, std::string_view reason, const std::string& message,
+                       bool details) {
+  nlohmann::ordered_json status = {{"kind", "Status"},           {"apiVersion", "v1"},
+                                   {"metadata", json::object()}, {"status", "Failure"},
+                                   {"message", message},         {"reason", reason}};
+  if (details) status["details"] = json::object();
+  status["code"] = code;
+  return status.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace) + "\n";
+}
+
+std::string lowered(std::string_view s) {
+  std::string out(s);
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// The decision cache's key: everything the review is asked about.
+std::string decisionKey(const UserInfo& user, std::string_view verb, std::string_view path) {
+  json key = {{"u", user.name},  {"i", user.uid}, {"g", user.groups},
+              {"e", user.extra}, {"v", verb},     {"p", path}};
+  return key.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace
+
+util::Result<PathMatcher> PathMatcher::create(const std::vector<std::string>& paths) {
+  PathMatcher m;
+  for (const std::string& raw : paths) {
+    std::string_view p = raw;
+    if (p.starts_with('/')) p.remove_prefix(1);
+    const size_t star = p.find('*');
+    if (star != std::string_view::npos && star != p.size() - 1) {
+      return util::invalidArgument(
+          "--authorization-always-allow-paths: only trailing * allowed in " + util::quoteGo(raw));
+    }
+    if (star != std::string_view::npos) {
+      m.prefixes_.emplace_back(p.substr(0, star));
+    } else {
+      m.exact_.emplace_back(p);
+    }
+  }
+  return m;
+}
+
+bool PathMatcher::matches(std::string_view path) const {
+  if (path.starts_with('/')) path.remove_prefix(1);
+  for (const std::string& e : exact_) {
+    if (path == e) return true;
+  }
+  for (const std::string& p : prefixes_) {
+    if (path.starts_with(p)) return true;
+  }
+  return false;
+}
+
+Response unauthorizedResponse() {
+  return Response{401, "application/json", statusJson(401, "Unauthorized", "Unauthorized", false)};
+}
+
+Response forbiddenResponse(std::string_view user, std::string_view verb, std::string_view path,
+                           std::string_view reason) {
+  std::string message = "forbidden: User " + util::quoteGo(user) + " cannot " + std::string(verb) +
+                        " path " + util::quoteGo(path) + ".";
+  if (!reason.empty()) message += ": " + util::quoteGo(reason);
+  return Response{403, "application/json", statusJson(403, "Forbidden", message, true)};
+}
+
+DelegatedAuth::DelegatedAuth(DelegatedAuthOptions options)
+    : options_(std::move(options)),
+      clock_(options_.clock != nullptr ? *options_.clock : util::realClock()),
+      tokens_(clock_, kCacheEntries),
+      decisions_(clock_, kCacheEntries) {}
+
+std::optional<Response> DelegatedAuth::check(const Request& request) {
+  Authentication authn = authenticate(request);
+  if (authn.refusal) return authn.refusal;
+  const std::string_view path = request.target.substr(0, request.target.find('?'));
+  return authorize(*authn.user, lowered(request.method), path, request.target);
+}
+
+DelegatedAuth::Authentication DelegatedAuth::authenticate(const Request& request) {
+  bool failed = false;
+  // The union of the x509 and token authenticators: the first that succeeds decides; one that
+  // fails lets the next try, and only when none succeeds does a failure make the request 401.
+  if (request.peer != nullptr) {
+    if (request.peer->verified) {
+      UserInfo user{request.peer->commonName, "", request.peer->organizations, {}};
+      return Authentication{std::move(user), std::nullopt};
+    }
+    log::info(4, "Unable to authenticate the request",
+              {{"err", "verifying certificate: " + request.peer->verifyError}});
+    failed = true;
+  }
+  const std::string_view token = bearerToken(request.authorization);
+  if (!token.empty() && options_.tokenReviewer != nullptr) {
+    if (!validUtf8(token)) {
+      // Nothing that is not UTF-8 can be a token; it is not worth a TokenReview.
+      return Authentication{
+          std::nullopt,
+          Response{400, "application/json",
+                   statusJson(400, "BadRequest", "the bearer token is not valid UTF-8", false)}};
+    }
+    const std::string key(token);
+    std::optional<TokenReviewStatus> status = tokens_.get(key);
+    if (!status) {
+      auto reviewed = options_.tokenReviewer->review(key);
+      if (!reviewed.ok()) {
+        log::warning("Unable to authenticate the request",
+                     {{"err", "TokenReview failed: " + reviewed.error().message}});
+        return Authentication{std::nullopt, unauthorizedResponse()};
+      }
+      status = std::move(*reviewed);
+      tokens_.put(key, *status, options_.tokenCacheTtl);
+    }
+    if (status->authenticated && status->error.empty()) {
+      return Authentication{status->user, std::nullopt};
+    }
+    failed = true;
+  }
+  if (failed) return Authentication{std::nullopt, unauthorizedResponse()};
+  return Authentication{UserInfo{std::string(kAnonymous), "", {"system:unauthenticated"}, {}},
+                        std::nullopt};
+}
+
+std::optional<Response> DelegatedAuth::authorize(const UserInfo& user, std::string_view verb,
+                                                 std::string_view path, std::string_view target) {
+  for (const std::string& group : user.groups) {
+    for (const std::string& allowed : options_.alwaysAllowGroups) {
+      if (group == allowed) return std::nullopt;
+    }
+  }
+  if (options_.alwaysAllowPaths.matches(path)) return std::nullopt;
+  if (options_.accessReviewer == nullptr) return forbiddenResponse(user.name, verb, path, "");
+  const std::string key = decisionKey(user, verb, path);
+  std::optional<AccessReviewStatus> status = decisions_.get(key);
+  if (!status) {
+    auto reviewed = options_.accessReviewer->review(user, verb, path);
+    if (!reviewed.ok()) {
+      log::warning("Unable to authorize the request",
+                   {{"err", "SubjectAccessReview failed: " + reviewed.error().message}});
+      return Response{500, "text/plain; charset=utf-8",
+                      "Internal Server Error: " + util::quoteGo(target) + ": " +
+                          reviewed.error().message + "\n"};
+    }
+    status = std::move(*reviewed);
+    decisions_.put(key, *status,
+                   status->allowed ? options_.authorizedTtl : options_.unauthorizedTtl);
+  }
+  if (status->allowed && !status->denied) return std::nullopt;
+  log::info(4, "Forbidden", {{"URI", std::string(target)}, {"reason", status->reason}});
+  return forbiddenResponse(user.name, verb, path, status->reason);
+}
+
+}  // namespace berth::serving
