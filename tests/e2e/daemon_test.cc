@@ -146,7 +146,9 @@ TEST_F(Daemon, ReportsAnUnschedulablePodThenBindsItWhenANodeFits) {
   create(Resource::Pods, podJson("huge", "16"));
   startBerth();
 
-  const std::string expected = "0/2 nodes are available: 2 Insufficient cpu.";
+  const std::string expected =
+      "0/2 nodes are available: 2 Insufficient cpu. preemption: 0/2 nodes are available: 2 No "
+      "preemption victims found for incoming pod.";
   ASSERT_TRUE(eventually([&] {
     for (const json& c : get("huge")["status"].value("conditions", json::array())) {
       if (c["type"] == "PodScheduled" && c["status"] == "False" && c["reason"] == "Unschedulable" &&

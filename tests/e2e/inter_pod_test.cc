@@ -136,7 +136,8 @@ TEST_F(InterPodDaemon, ReplicasLandOnePerNodeAndTheExtraOneIsBoundOnceAConflicti
 
   create(Resource::Pods, webReplica("web-3", owner));
   const std::string expected =
-      "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules.";
+      "0/3 nodes are available: 3 node(s) didn't match pod anti-affinity rules. preemption: 0/3 "
+      "nodes are available: 3 No preemption victims found for incoming pod.";
   ASSERT_TRUE(eventually([&] { return notScheduled("web-3", "Unschedulable") == expected; }))
       << pod("web-3").dump();
   ASSERT_TRUE(eventually([&] { return failedSchedulingNote("web-3") == expected; }));
@@ -220,7 +221,9 @@ TEST_F(InterPodDaemon, ABurstSpreadOverZonesKeepsTheSkewAndAPodThatWouldExceedIt
   create(Resource::Pods, pinned);
   const std::string expected =
       "0/6 nodes are available: 2 node(s) didn't match pod topology spread constraints, "
-      "4 node(s) didn't match Pod's node affinity/selector.";
+      "4 node(s) didn't match Pod's node affinity/selector. preemption: 0/6 nodes are available: "
+      "2 No preemption victims found for incoming pod, 4 Preemption is not helpful for "
+      "scheduling.";
   ASSERT_TRUE(eventually([&] { return notScheduled("pinned", "Unschedulable") == expected; }))
       << pod("pinned").dump();
   EXPECT_TRUE(eventually([&] { return failedSchedulingNote("pinned") == expected; }));
@@ -254,7 +257,8 @@ TEST_F(InterPodDaemon, ReportsPodsWhoseConstraintsDoNotParseAndKeepsSchedulingTh
   const std::string selectorProblem =
       "0/2 nodes are available: parsing pod: "
       "spec.affinity.podAntiAffinity.requiredDuringSchedulingIgnoredDuringExecution[0]."
-      "labelSelector: \"Matches\" is not a valid pod selector operator.";
+      "labelSelector: \"Matches\" is not a valid pod selector operator. preemption: 0/2 nodes "
+      "are available: 2 Preemption is not helpful for scheduling.";
   ASSERT_TRUE(eventually([&] {
     return notScheduled("bad-selector", "Unschedulable") == selectorProblem;
   })) << pod("bad-selector").dump();

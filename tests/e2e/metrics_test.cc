@@ -186,7 +186,8 @@ TEST_F(Operations, RefusesAPodWithAFieldBerthDoesNotImplementAndCountsIt) {
   ASSERT_TRUE(test::eventually([&] { return !nodeOf("plain").empty(); }));
 
   const std::string expected =
-      "0/5 nodes are available: berth does not implement spec.resourceClaims (DynamicResources).";
+      "0/5 nodes are available: berth does not implement spec.resourceClaims (DynamicResources). "
+      "preemption: 0/5 nodes are available: 5 Preemption is not helpful for scheduling.";
   auto failedScheduling = [&] {
     auto events = store_.list(Resource::EventsV1, "default");
     if (!events.ok()) return false;

@@ -247,7 +247,9 @@ TEST_F(SchedulerTest, UnschedulablePodGetsFailedSchedulingAndPodScheduledFalse) 
   start();
   ASSERT_TRUE(eventually([&] { return !api_.statusPatches().empty(); }));
   ASSERT_TRUE(eventually([&] { return hasEvent("FailedScheduling"); }));
-  const std::string message = "0/1 nodes are available: 1 Insufficient cpu.";
+  const std::string message =
+      "0/1 nodes are available: 1 Insufficient cpu. preemption: 0/1 nodes are available: 1 No "
+      "preemption victims found for incoming pod.";
   for (const auto& e : api_.events()) {
     if (e.reason == "FailedScheduling") {
       EXPECT_EQ(e.note, message);
@@ -284,7 +286,8 @@ TEST_F(SchedulerTest, RefusedPodIsCountedUntilDeletedOrUpdatedToDropTheField) {
     if (e.reason == "FailedScheduling") {
       EXPECT_EQ(e.note,
                 "0/1 nodes are available: berth does not implement spec.resourceClaims "
-                "(DynamicResources).");
+                "(DynamicResources). preemption: 0/1 nodes are available: 1 Preemption is not "
+                "helpful for scheduling.");
     }
   }
   EXPECT_TRUE(api_.binds().empty());
