@@ -85,38 +85,57 @@ struct PreFilterState final : framework::StateData {
   }
 };
 
-// Raw scores by NodeInfo, computed in PreScore for the nodes it was given: an open-addressing
-// table, built and probed in a few nanoseconds per node.
+// Raw scores by NodeInfo, computed in PreScore for the nodes it was given, in their order. Score
+// visits nodes in that order, one chunk per thread, so a per-thread cursor finds nearly every node
+// at the next slot; a small open-addressing table of slot numbers finds the rest (a probe per node
+// into a table the size of the cluster missed the cache and cost as much as the rest of the cycle).
 class RawScores {
  public:
   void reserve(size_t n) {
     size_t cap = 16;
     while (cap < 2 * n) cap *= 2;
-    slots_.assign(cap, Slot{nullptr, 0});
+    table_.assign(cap, 0);
+    nodes_.clear();
+    scores_.clear();
+    nodes_.reserve(n);
+    scores_.reserve(n);
   }
   void put(const framework::NodeInfo* node, int64_t score) {
     size_t i = slotOf(node);
-    while (slots_[i].node != nullptr && slots_[i].node != node) i = (i + 1) & (slots_.size() - 1);
-    slots_[i] = Slot{node, score};
+    while (table_[i] != 0) {
+      if (nodes_[table_[i] - 1] == node) {
+        scores_[table_[i] - 1] = score;
+        return;
+      }
+      i = (i + 1) & (table_.size() - 1);
+    }
+    nodes_.push_back(node);
+    scores_.push_back(score);
+    table_[i] = static_cast<uint32_t>(nodes_.size());
   }
   const int64_t* find(const framework::NodeInfo* node) const {
-    if (slots_.empty()) return nullptr;
-    for (size_t i = slotOf(node);; i = (i + 1) & (slots_.size() - 1)) {
-      if (slots_[i].node == node) return &slots_[i].score;
-      if (slots_[i].node == nullptr) return nullptr;
+    // Shared by every RawScores on the thread: a stale cursor only misses, it never answers wrong.
+    thread_local size_t next = 0;
+    if (next < nodes_.size() && nodes_[next] == node) return &scores_[next++];
+    if (table_.empty()) return nullptr;
+    for (size_t i = slotOf(node);; i = (i + 1) & (table_.size() - 1)) {
+      if (table_[i] == 0) return nullptr;
+      const size_t at = table_[i] - 1;
+      if (nodes_[at] == node) {
+        next = at + 1;
+        return &scores_[at];
+      }
     }
   }
 
  private:
-  struct Slot {
-    const framework::NodeInfo* node;
-    int64_t score;
-  };
   size_t slotOf(const framework::NodeInfo* node) const {
     const auto bits = reinterpret_cast<uintptr_t>(node);
-    return static_cast<size_t>((bits >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (slots_.size() - 1);
+    return static_cast<size_t>((bits >> 4) * 0x9E3779B97F4A7C15ULL >> 20) & (table_.size() - 1);
   }
-  std::vector<Slot> slots_;
+  std::vector<uint32_t> table_;  // 1 + index into nodes_/scores_; 0: empty
+  std::vector<const framework::NodeInfo*> nodes_;
+  std::vector<int64_t> scores_;
 };
 
 struct PreScoreState final : framework::StateData {
