@@ -10,8 +10,11 @@
 // pods owned by one ReplicaSet, SchedulingBasic), `anti-affinity` (required, hostname),
 // `affinity` (required, zone, one zone), `preferred-affinity`, `preferred-anti-affinity`
 // (hostname, weight 1), `spread` and `preferred-spread` (zone maxSkew 5, DoNotSchedule /
-// ScheduleAnyway, 3 zones). Their init pods are created already bound, where the scheduler would
-// have put them, before the daemon starts; only the measured pods are scheduled.
+// ScheduleAnyway, 3 zones), `preemption` (PreemptionAsync: 4-cpu nodes full of low-priority init
+// pods, then high-priority pods that each fit only by evicting one of them; the victims' graceful
+// deletes are finalized by the kubelet stand-in within milliseconds). Their init pods are created
+// already bound, where the scheduler would have put them, before the daemon starts; only the
+// measured pods are scheduled.
 
 #include <fcntl.h>
 #include <signal.h>
@@ -32,6 +35,7 @@
 #include <vector>
 
 #include "cmd/berth/flags.h"
+#include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "pkg/client/rest.h"
@@ -45,9 +49,8 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using apiserver::Resource;
 
-json makeNode(int i, const std::string& zone) {
+json makeNode(int i, const std::string& zone, const json& allocatable) {
   std::string name = "node-" + std::to_string(i);
-  json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
   return {{"apiVersion", "v1"},
           {"kind", "Node"},
           {"metadata",
@@ -86,6 +89,9 @@ struct Workload {
   std::function<std::string(int node)> zone = [](int i) { return "zone-" + std::to_string(i % 3); };
   std::function<void(json& pod)> shape = [](json&) {};
   std::function<int(int init, int nodes)> initNode = [](int i, int nodes) { return i % nodes; };
+  json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
+  // How an init pod differs from a measured one; null: as `shape`.
+  std::function<void(json& pod)> initShape;
 };
 
 std::vector<Workload> workloads() {
@@ -153,6 +159,19 @@ std::vector<Workload> workloads() {
     };
     all.push_back(w);
   }
+  // Four init pods fill each node's 4 cpu (scheduler_perf's node template); a measured pod's 1 cpu
+  // then needs exactly one victim.
+  Workload preemption{.name = "preemption", .nodes = 5000, .initPods = 20000, .pods = 5000};
+  preemption.allocatable = {{"cpu", "4"}, {"memory", "32Gi"}, {"pods", "110"}};
+  auto prioritized = [](int32_t priority) {
+    return [=](json& pod) {
+      pod["spec"]["priority"] = priority;
+      pod["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", "1"}, {"memory", "500Mi"}};
+    };
+  };
+  preemption.shape = prioritized(10);
+  preemption.initShape = prioritized(1);
+  all.push_back(preemption);
   return all;
 }
 
@@ -250,7 +269,7 @@ int run(const std::vector<std::string>& args) {
   cmd::FlagSet flags;
   flags.addString("workload", &workloadName,
                   "basic, anti-affinity, affinity, preferred-affinity, preferred-anti-affinity, "
-                  "spread or preferred-spread");
+                  "spread, preferred-spread or preemption");
   flags.addInt("nodes", &nodes, "Nodes in the cluster (default: the workload's)");
   flags.addInt("init-pods", &initPods,
                "Pods bound before the daemon starts (default: the workload's)");
@@ -272,18 +291,20 @@ int run(const std::vector<std::string>& args) {
   if (nodes < 0) nodes = workload.nodes;
   if (initPods < 0) initPods = workload.initPods;
   if (pods < 0) pods = workload.pods;
-  auto shaped = [&](const std::string& name, const std::string& scheduler, const std::string& ns) {
+  auto shaped = [&](const std::string& name, const std::string& scheduler, const std::string& ns,
+                    bool init = false) {
     json pod = makePod(name, scheduler, ns);
-    workload.shape(pod);
+    (init && workload.initShape ? workload.initShape : workload.shape)(pod);
     return pod;
   };
 
   client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
-  storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000;
+  // Room for every write to a pod, a victim's three (condition, graceful DELETE, removal) included.
+  storeOptions.historySize = static_cast<size_t>(pods + initPods) * 5 + 1000;
   apiserver::Store store(storeOptions);
   for (int i = 0; i < nodes; ++i)
-    (void)store.create(Resource::Nodes, "", makeNode(i, workload.zone(i)));
+    (void)store.create(Resource::Nodes, "", makeNode(i, workload.zone(i), workload.allocatable));
   (void)store.create(
       Resource::ReplicaSets, "perf",
       {{"apiVersion", "apps/v1"},
@@ -291,11 +312,14 @@ int run(const std::vector<std::string>& args) {
        {"metadata", {{"name", "perf"}, {"namespace", "perf"}, {"uid", "perf-rs-uid"}}},
        {"spec", {{"selector", {{"matchLabels", {{"app", "perf"}}}}}}}});
   for (int i = 0; i < initPods; ++i) {
-    json pod = shaped("init-" + std::to_string(i), "berth", "sched-setup");
+    json pod = shaped("init-" + std::to_string(i), "berth", "sched-setup", /*init=*/true);
     pod["spec"]["nodeName"] =
         "node-" + std::to_string(workload.initNode(i, static_cast<int>(nodes)));
     (void)store.create(Resource::Pods, "sched-setup", pod);
   }
+  // Preempted pods leave as soon as their DELETE is in, as with kubelets that stop them at once.
+  apiserver::KubeletStandIn kubelets(store, std::chrono::milliseconds(0),
+                                     std::chrono::milliseconds(5));
   auto server = apiserver::Server::start(store, {});
   if (!server.ok()) {
     std::cerr << "Error: " << server.error().message << "\n";
