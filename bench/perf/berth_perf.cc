@@ -91,7 +91,7 @@ struct Workload {
   std::function<int(int init, int nodes)> initNode = [](int i, int nodes) { return i % nodes; };
   json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
   // How an init pod differs from a measured one; null: as `shape`.
-  std::function<void(json& pod)> initShape;
+  std::function<void(json& pod)> initShape = nullptr;
 };
 
 std::vector<Workload> workloads() {
