@@ -45,6 +45,8 @@ echo "labels: org.opencontainers.image.version $version, revision $revision"
 
 demo=$("${run[@]}" "$image" demo 2>&1) || fail "berth demo failed inside $image:"$'\n'"$demo"
 grep -q "bound by berth" <<<"$demo" || fail "berth demo inside $image bound nothing:"$'\n'"$demo"
+grep -q "batch/big-batch *Preempted: " <<<"$demo" ||
+  fail "berth demo inside $image showed no preemption:"$'\n'"$demo"
 echo "berth demo as uid 65532, read-only root: $(grep -c "bound by berth" <<<"$demo") pods bound"
 
 size=$("${engine[@]}" image inspect --format '{{.Size}}' "$image")

@@ -1,7 +1,8 @@
 // `berth demo`: the README's first command. Starts the embedded API server on loopback with a
 // sample cluster, runs the real daemon against it over HTTP, creates berth's pods in queue order,
 // prints each placement or failure as it happens, adds a node that the pod which fits nowhere and
-// the replica blocked by anti-affinity can take, and ends with a summary table.
+// the replica blocked by anti-affinity can take, creates a high-priority pod that fits only by
+// preempting the batch pod on that node, and ends with a summary table.
 
 #include <algorithm>
 #include <chrono>
@@ -42,6 +43,17 @@ constexpr const char* kExtraNode = R"({
   "status": {"allocatable": {"cpu": "16", "memory": "64Gi", "pods": "110"},
              "capacity": {"cpu": "16", "memory": "64Gi", "pods": "110"}}
 })";
+
+// Fits only on node-c1, and only once batch/big-batch (priority 0) is evicted: berth has no
+// PriorityClass admission, so the priority is set as upstream's admission would resolve it.
+constexpr const char* kPreemptor = R"({
+  "apiVersion": "v1", "kind": "Pod",
+  "metadata": {"name": "checkout-surge", "namespace": "shop"},
+  "spec": {"schedulerName": "berth", "priority": 100000,
+           "containers": [{"name": "checkout", "image": "nginx",
+                           "resources": {"requests": {"cpu": "10", "memory": "4Gi"}}}]}
+})";
+constexpr const char* kPreemptorName = "shop/checkout-surge";
 
 // The frontend replica that finds no node without a replica until node-c1 joins.
 constexpr const char* kBlockedReplica = "shop/frontend-6b7f9c-r9c3d";
@@ -135,6 +147,30 @@ util::Result<void> load(apiserver::Store& store, const api::ObjectSet& objects) 
   return r;
 }
 
+// Waits for the Preempted event of a victim (written through either events API) and prints it;
+// false on timeout.
+bool printPreemptedEvent(apiserver::Store& store, std::chrono::seconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (auto resource : {apiserver::Resource::EventsV1, apiserver::Resource::Events}) {
+      auto events = store.list(resource, "");
+      if (!events.ok()) continue;
+      for (const json& e : events->items) {
+        if (e.value("reason", "") != "Preempted") continue;
+        const json& about = e.contains("regarding") ? e["regarding"] : e["involvedObject"];
+        const std::string note = e.contains("note") ? e.value("note", "") : e.value("message", "");
+        std::cout << "  event      " << std::left << std::setw(24)
+                  << about.value("namespace", "") + "/" + about.value("name", "")
+                  << " Preempted: " << note << "\n"
+                  << std::flush;
+        return true;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
 std::string describe(const json& pod, const std::string& schedulerName) {
   const json& spec = pod["spec"];
   std::string scheduler = spec.value("schedulerName", "");
@@ -216,6 +252,7 @@ int demoCommand(const std::vector<std::string>& args) {
 
   std::set<std::string> names;
   for (const api::PodPtr& pod : ours) names.insert(podName(*pod));
+  names.insert(kPreemptorName);
   Narrator narrator(names);
   settings.observer = &narrator;
   std::cout << "berth demo: embedded API server at " << (*server)->url() << " with "
@@ -254,6 +291,21 @@ int demoCommand(const std::vector<std::string>& args) {
     for (const char* pod : {"batch/big-batch", kBlockedReplica}) {
       if (!narrator.waitForBound(pod, std::chrono::seconds(30)))
         std::cout << "  (" << pod << " was not bound within 30 s)\n";
+    }
+  }
+  if (!stop.stop_requested()) {
+    std::cout << "\nCreating shop/checkout-surge (priority 100000, 10 cpu): only node-c1 could "
+                 "hold it, once batch/big-batch (priority 0)\nis evicted. berth preempts it "
+                 "asynchronously, nominates node-c1 and binds the pod when the victim is gone:\n\n";
+    auto created = store.create(apiserver::Resource::Pods, "shop", json::parse(kPreemptor));
+    if (!created.ok()) {
+      std::cout << "  creating " << kPreemptorName << " failed: " << created.error().status.message
+                << "\n";
+    } else {
+      if (!printPreemptedEvent(store, std::chrono::seconds(30)))
+        std::cout << "  (no Preempted event within 30 s)\n";
+      if (!narrator.waitForBound(kPreemptorName, std::chrono::seconds(30)))
+        std::cout << "  (" << kPreemptorName << " was not bound within 30 s)\n";
     }
   }
   std::cout
