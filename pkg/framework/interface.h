@@ -89,6 +89,10 @@ class FilterPlugin : public virtual Plugin {
 struct PostFilterResult {
   std::string nominatedNode;
   std::vector<PodInfoPtr> victims;
+  // Set with a rejection when preemption found no candidate node: a nomination the pod carries
+  // from an earlier attempt is cleared (upstream's empty ModeOverride). A pod that is merely not
+  // eligible keeps its nomination.
+  bool clearNomination = false;
 };
 
 // Runs when no node fits. `diagnosis` holds this cycle's per-node Filter rejections (and the

@@ -52,7 +52,7 @@ void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
     queue::QueuedPod failed = queued;
     failed.unschedulablePlugins = failure.unschedulablePlugins;
     handleFailure(failed, *profile, failure.code, failure.reason, failure.message,
-                  std::move(failure.preemption));
+                  std::move(failure.preemption), failure.clearNomination);
     return;
   }
   // scheduler_schedule_attempts_total counts a "scheduled" attempt once bound (confirmBound).
@@ -95,6 +95,7 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
     }
     framework::FitError& fitError = *outcome.fitError;
     std::optional<framework::PostFilterResult> preemption;
+    bool clearNomination = false;
     if (fw.hasPostFilterPlugins()) {
       // Upstream: a pod that fits nowhere may fit once lower-priority pods are evicted.
       if (metrics::Metrics* m = options_.metrics) m->preemptionAttempt();
@@ -110,6 +111,7 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
                    {{"pod", podRef(queued.pod())}});
       }
       if (s.isSuccess() && !result.nominatedNode.empty()) preemption = std::move(result);
+      clearNomination = !s.isSuccess() && result.clearNomination;
     }
     return Failure{"unschedulable",
                    outcome.status.code(),
@@ -117,7 +119,8 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
                    fitError.message(),
                    fitError.diagnosis.unschedulablePlugins,
                    took,
-                   std::move(preemption)};
+                   std::move(preemption),
+                   clearNomination};
   }
   attempt->decided = took;
   attempt->node = outcome.node;
@@ -231,7 +234,8 @@ void Scheduler::confirmBound(const Attempt& attempt) {
 
 void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& profile, Code code,
                               const std::string& reason, const std::string& message,
-                              std::optional<framework::PostFilterResult> preemption) {
+                              std::optional<framework::PostFilterResult> preemption,
+                              bool clearNomination) {
   const api::Pod& pod = queued.pod();
   // Upstream checks the informer's copy: a pod deleted or bound meanwhile is not requeued.
   std::shared_ptr<const api::Pod> latest = feeds_.pods->get(podRef(pod));
@@ -251,6 +255,8 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
     nominator_.nominate(framework::makePodInfo(latest), preemption->nominatedNode);
     std::lock_guard lock(preempting_mu_);
     preempting_.insert(podRef(pod));
+  } else if (clearNomination) {
+    nominator_.remove(*latest);
   } else {
     // The status's nomination (an assumed pod whose binding failed lost it).
     nominator_.updateFromStatus(latest);
@@ -274,7 +280,8 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
   profile.recorder->record(events::podReference(*latest), "Warning", "FailedScheduling",
                            "Scheduling", message);
   auto patch =
-      podScheduledConditionPatch(*latest, reason, message, api::toTimestamp(clock_.systemNow()));
+      podScheduledConditionPatch(*latest, reason, message, api::toTimestamp(clock_.systemNow()),
+                                 clearNomination ? std::optional<std::string>("") : std::nullopt);
   if (!patch) return;
   std::string ns = pod.metadata.namespace_;
   std::string name = pod.metadata.name;

@@ -129,6 +129,8 @@ class Scheduler {
     util::Duration took{};
     // PostFilter nominated a node and chose the victims to evict from it.
     std::optional<framework::PostFilterResult> preemption{};
+    // PostFilter found no candidate: the pod's nomination from an earlier attempt goes.
+    bool clearNomination = false;
   };
   // One preemption's API writes, carried out on the preemption pool (preemption.cc).
   struct Preemption {
@@ -157,10 +159,12 @@ class Scheduler {
   // Requeues a failed pod (unless it is gone or bound meanwhile) and writes the failure back:
   // FailedScheduling event and PodScheduled=False, the latter off the scheduling thread.
   // With `preemption`, the event and the status patch (with nominatedNodeName) follow the victims'
-  // writes on the preemption pool instead.
+  // writes on the preemption pool instead. With `clearNomination`, the status patch also sets
+  // nominatedNodeName to null (if one was set).
   void handleFailure(const queue::QueuedPod& queued, const Profile& profile, framework::Code code,
                      const std::string& reason, const std::string& message,
-                     std::optional<framework::PostFilterResult> preemption = std::nullopt);
+                     std::optional<framework::PostFilterResult> preemption = std::nullopt,
+                     bool clearNomination = false);
 
   // preemption.cc
   // True (and the pod parked) while the pod's preemption writes are in flight.

@@ -251,9 +251,10 @@ function compare(plainFile, chartFile) {
 // --- RBAC ---------------------------------------------------------------------------------------
 
 // Exactly what the daemon uses (see deploy/rbac.yaml): a new permission is a deliberate change here.
+// Pod delete is preemption's (DefaultPreemption's victims), as in upstream's system:kube-scheduler.
 const wantRules = {
   ClusterRole: [
-    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch"] },
+    { apiGroups: [""], resources: ["pods"], verbs: ["get", "list", "watch", "delete"] },
     { apiGroups: [""], resources: ["nodes"], verbs: ["list", "watch"] },
     { apiGroups: [""], resources: ["namespaces"], verbs: ["list", "watch"] },
     { apiGroups: [""], resources: ["services"], verbs: ["list", "watch"] },

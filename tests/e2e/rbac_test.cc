@@ -31,6 +31,7 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "pkg/util/result.h"
@@ -816,6 +817,8 @@ class Cluster {
  private:
   std::string name_;
   apiserver::Store store_;
+  // Finalizes graceful pod deletions (preemption's victims), as kubelets would.
+  apiserver::KubeletStandIn kubelets_{store_, std::chrono::milliseconds(200)};
   std::unique_ptr<apiserver::Server> server_;
   std::string kubeconfig_;
   std::string config_;
@@ -930,6 +933,33 @@ class DeployRbac : public testing::Test {
     })) << "berth wrote events.k8s.io events although the group is not served";
   }
 
+  // Preemption (DefaultPreemption, in deploy/'s profile): n1 is full of a low-priority pod, and a
+  // high-priority pod needs the room. berth marks the victim (pods/status patch), deletes it,
+  // writes a Preempted event and the preemptor's nomination, then binds the preemptor there.
+  void runPreemption(Cluster& c) {
+    ASSERT_TRUE(c.startServer().ok());
+    ASSERT_TRUE(c.create(Resource::Nodes, nodeJson("n1", "2")).ok());
+    json low = podJson("low", "2", "someone-else");
+    low["spec"]["nodeName"] = "n1";
+    low["spec"]["priority"] = 1;
+    ASSERT_TRUE(c.create(Resource::Pods, low).ok());
+    json high = podJson("high", "2", schedulerName());
+    high["spec"]["priority"] = 1000;
+    ASSERT_TRUE(c.create(Resource::Pods, high).ok());
+    auto started = c.startBerth(deployment_);
+    ASSERT_TRUE(started.ok()) << started.error().message;
+
+    ASSERT_TRUE(eventually([&] { return c.nodeOf("high") == "n1"; }, 30s))
+        << "berth did not preempt for the high-priority pod";
+    EXPECT_FALSE(c.store().get(Resource::Pods, "default", "low").ok())
+        << "the victim is still there";
+    EXPECT_EQ(c.eventCount(Resource::EventsV1, "Preempted", "low"), 1);
+    EXPECT_TRUE(c.anyRequest([](const RequestRecord& r) {
+      return r.method == "DELETE" && r.resource == "pods" && r.name == "low";
+    }));
+    EXPECT_EQ(c.stopBerth(), 0);
+  }
+
   const std::string& schedulerName() const { return deployment_.schedulerName; }
 
   Deployment deployment_;
@@ -940,6 +970,8 @@ TEST_F(DeployRbac, AllowsEveryRequestBerthMakesAndGrantsNothingItDoesNotUse) {
   runWithEventsV1(newCluster("events.k8s.io"));
   if (HasFatalFailure()) return;
   runWithCoreEventsOnly(newCluster("core-v1-events"));
+  if (HasFatalFailure()) return;
+  runPreemption(newCluster("preemption"));
   if (HasFatalFailure()) return;
 
   std::vector<Attributes> allowed;  // berth's resource requests, for the second check

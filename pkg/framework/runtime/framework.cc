@@ -428,6 +428,8 @@ Status Framework::runPostFilterPlugins(CycleState& state, const PodInfo& pod,
     if (!s.isRejected()) {
       return pluginError("running PostFilter plugin %q", *p, s);
     }
+    // Upstream keeps the last rejecting plugin's nomination change for the failure handler.
+    if (r.clearNomination) result = std::move(r);
     if (s.code() == Code::UnschedulableAndUnresolvable) return std::move(s).withPlugin(p->name());
     if (!messages.empty()) messages += ", ";
     messages += s.message();

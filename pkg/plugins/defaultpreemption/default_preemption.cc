@@ -142,7 +142,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
     notHelpful.diagnosis.absentNodesStatus =
         Status(Code::UnschedulableAndUnresolvable, kNotHelpful);
     if (potential.empty()) {
-      result.nominatedNode.clear();
+      result.clearNomination = true;
       return Status(Code::Unschedulable, notHelpful.message());
     }
 
@@ -177,6 +177,7 @@ class DefaultPreemption final : public framework::PostFilterPlugin {
     for (auto& c : violating) candidates.push_back(std::move(c));
     if (candidates.empty()) {
       if (!firstError.empty()) return Status::error(firstError);
+      result.clearNomination = true;
       return Status(Code::Unschedulable, notHelpful.message());
     }
     Candidate& best = candidates[pickOneNodeForPreemption(candidates)];

@@ -399,6 +399,66 @@ TEST(DefaultPreemption, NodesPreFilterLeftOutTakeTheAbsentNodesStatus) {
   }
 }
 
+// Upstream clears a preemptor's nomination when no node is a candidate, and keeps it when the pod
+// is merely not eligible to preempt (or preempts).
+TEST(DefaultPreemption, ClearsTheNominationOnlyWhenNoNodeIsACandidate) {
+  struct Row {
+    const char* name;
+    std::vector<api::NodePtr> nodes;
+    std::vector<api::PodPtr> pods;
+    test::PodWrapper pod;
+    Code wantCode;
+    bool wantClear;
+  };
+  auto tainted = MakeNode()
+                     .name("n1")
+                     .taint("dedicated", "x", "NoSchedule")
+                     .allocatable({{"cpu", "3"}, {"pods", "110"}})
+                     .obj();
+  auto nominated = [](int32_t priority) {
+    return MakePod().name("preemptor").priority(priority).req({{"cpu", "2"}}).nominatedNode("n1");
+  };
+  const std::vector<Row> rows = {
+      {"no node preemption could help",
+       {tainted},
+       {bound("low", "n1", 1, "3").obj()},
+       nominated(10),
+       Code::Unschedulable,
+       true},
+      {"no victims on any node",
+       {node("n1")},
+       {bound("high", "n1", 20, "3").obj()},
+       nominated(10),
+       Code::Unschedulable,
+       true},
+      {"not eligible: a victim is still terminating on the nominated node",
+       {node("n1")},
+       {terminatingVictim("PreemptionByScheduler")},
+       nominated(10),
+       Code::Unschedulable,
+       false},
+      {"not eligible: preemptionPolicy Never",
+       {node("n1")},
+       {bound("low", "n1", 1, "3").obj()},
+       nominated(10).mutate([](api::Pod& p) { p.spec.preemptionPolicy = "Never"; }),
+       Code::Unschedulable,
+       false},
+      {"a candidate is found",
+       {node("n1")},
+       {bound("low", "n1", 1, "3").obj()},
+       nominated(10),
+       Code::Success,
+       false},
+  };
+  for (const Row& row : rows) {
+    SCOPED_TRACE(row.name);
+    Preemption p(row.nodes, row.pods);
+    Outcome o = p.run(row.pod.obj());
+    EXPECT_EQ(o.status.code(), row.wantCode) << o.status.message();
+    EXPECT_EQ(o.result.clearNomination, row.wantClear);
+  }
+}
+
 TEST(DefaultPreemption, NestedFitErrorCountsEachNodesReason) {
   Preemption p({node("n1"), node("n2"), node("n3")},
                {bound("high", "n1", 20, "3").obj(), bound("same", "n2", 10, "3").obj(),

@@ -3,6 +3,7 @@
 
 #include "pkg/scheduler/scheduler.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -491,8 +492,11 @@ class PreemptionTest : public SchedulerTest {
 };
 
 TEST_F(PreemptionTest, WritesInUpstreamOrderThenBindsThePreemptorOnceItsVictimIsGone) {
-  // A lower-priority pod nominated to n1 loses its nomination to the preemptor.
-  pods_->add(withPriority(pendingPod("nominee", "1"), 1, "n1"));
+  // A lower-priority pod nominated to n1 loses its nomination to the preemptor. (It may not
+  // preempt itself, so that its own failures keep the nomination.)
+  auto nominee = std::make_shared<api::Pod>(*withPriority(pendingPod("nominee", "1"), 1, "n1"));
+  nominee->spec.preemptionPolicy = "Never";
+  pods_->add(nominee);
   pods_->add(withPriority(pendingPod("high", "4"), 100));
   start();
   const std::vector<std::string> want = {
@@ -534,6 +538,33 @@ TEST_F(PreemptionTest, WritesInUpstreamOrderThenBindsThePreemptorOnceItsVictimIs
   ASSERT_EQ(bound.size(), 1u);
   EXPECT_EQ(bound.at("default/high"), std::vector<std::string>{"n1"});
   EXPECT_EQ(api_.binds().size(), 1u);
+}
+
+TEST_F(PreemptionTest, NoCandidateClearsTheNominationInTheOneStatusPatch) {
+  // Neither fits n1, and the victim's priority is theirs: DefaultPreemption finds no candidate for
+  // "stale", whose nomination from an earlier attempt goes; "waiting" may not preempt (not
+  // eligible) and keeps its nomination.
+  pods_->add(withPriority(pendingPod("stale", "4"), 0, "n1"));
+  auto waiting = std::make_shared<api::Pod>(*withPriority(pendingPod("waiting", "4"), 0, "n1"));
+  waiting->spec.preemptionPolicy = "Never";
+  pods_->add(waiting);
+  start();
+  auto patchesAbout = [&](const std::string& pod) {
+    std::vector<std::string> out = writesAbout({pod});
+    std::erase_if(out, [](const std::string& w) { return !w.starts_with("patch "); });
+    return out;
+  };
+  ASSERT_TRUE(eventually([&] {
+    return !patchesAbout("default/stale").empty() && !patchesAbout("default/waiting").empty();
+  }));
+  stop();
+  // The fake API leaves the informer's copy as it was: a retry would write the same patch again.
+  EXPECT_THAT(patchesAbout("default/stale"),
+              ::testing::Each(std::string("patch default/stale PodScheduled=False "
+                                          "nominatedNodeName=null")));
+  EXPECT_THAT(patchesAbout("default/waiting"),
+              ::testing::Each(std::string("patch default/waiting PodScheduled=False")));
+  EXPECT_TRUE(api_.binds().empty());
 }
 
 TEST_F(PreemptionTest, LowerPriorityPodDoesNotTakeTheRoomWhileTheVictimTerminates) {
