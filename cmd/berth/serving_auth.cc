@@ -45,7 +45,8 @@ class RestTokenReviewer final : public serving::TokenReviewer {
     out.user.name = user.value("username", "");
     out.user.uid = user.value("uid", "");
     out.user.groups = stringList(user.value("groups", json::array()));
-    for (const auto& [key, values] : user.value("extra", json::object()).items()) {
+    const json extra = user.value("extra", json::object());  // items() must not outlive it
+    for (const auto& [key, values] : extra.items()) {
       out.user.extra[key] = stringList(values);
     }
     return out;
