@@ -14,7 +14,7 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
-#include "tests/support/api_server_fixture.h"
+#include "tests/support/berth_daemon_fixture.h"
 #include "tests/support/berth_process.h"
 #include "tests/support/eventually.h"
 #include "tests/support/objects.h"
@@ -29,36 +29,8 @@ using test::nodeJson;
 using test::podJson;
 using namespace std::chrono_literals;
 
-class Daemon : public test::ApiServerTest {
+class Daemon : public test::BerthDaemonTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(startServer());
-    kubeconfig_ = testing::TempDir() + "berth-e2e-kubeconfig-" + std::to_string(getpid());
-    auto written = test::writeKubeconfig(kubeconfig_, server_->url());
-    ASSERT_TRUE(written.ok()) << written.error().message;
-    log_ = testing::TempDir() + "berth-e2e-" + std::to_string(getpid()) + ".log";
-    std::remove(log_.c_str());
-  }
-
-  void TearDown() override {
-    if (berth_) {
-      stopBerth();
-      if (HasFailure()) std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
-    }
-    ApiServerTest::TearDown();
-  }
-
-  void startBerth(std::vector<std::string> extra = {}) {
-    // One daemon alone: leader election would end it in the 10 s outage below (a leader that
-    // cannot renew exits), and a free port keeps parallel test binaries apart.
-    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v",
-                                     "3",   "--port",       "0",         "--leader-elect=false"};
-    args.insert(args.end(), extra.begin(), extra.end());
-    auto spawned = test::BerthProcess::spawn(BERTH_BINARY, args, log_);
-    ASSERT_TRUE(spawned.ok()) << spawned.error().message;
-    berth_ = std::move(*spawned);
-  }
-
   // SIGTERM, then the exit code; -1 when berth did not exit within `limit` (then it is killed).
   int stopBerth(std::chrono::seconds limit = 10s) { return berth_->terminate(limit); }
 
@@ -75,10 +47,6 @@ class Daemon : public test::ApiServerTest {
     }
     return out;
   }
-
-  std::string kubeconfig_;
-  std::string log_;
-  test::BerthProcessPtr berth_;
 };
 
 TEST_F(Daemon, BindsPendingPodsWhereEveryFilterAllows) {

@@ -17,8 +17,7 @@
 
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
-#include "tests/support/api_server_fixture.h"
-#include "tests/support/berth_process.h"
+#include "tests/support/berth_daemon_fixture.h"
 #include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
@@ -34,33 +33,8 @@ using namespace std::chrono_literals;
 
 constexpr const char* kZone = "topology.kubernetes.io/zone";
 
-class InterPodDaemon : public test::ApiServerTest {
+class InterPodDaemon : public test::BerthDaemonTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(startServer());
-    kubeconfig_ = testing::TempDir() + "berth-interpod-kubeconfig-" + std::to_string(getpid());
-    auto written = test::writeKubeconfig(kubeconfig_, server_->url());
-    ASSERT_TRUE(written.ok()) << written.error().message;
-    log_ = testing::TempDir() + "berth-interpod-" + std::to_string(getpid()) + ".log";
-    std::remove(log_.c_str());
-  }
-
-  void TearDown() override {
-    if (berth_) {
-      berth_->terminate(10s);
-      if (HasFailure()) std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
-    }
-    ApiServerTest::TearDown();
-  }
-
-  void startBerth() {
-    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v",
-                                     "3",   "--port",       "0",         "--leader-elect=false"};
-    auto spawned = test::BerthProcess::spawn(BERTH_BINARY, args, log_);
-    ASSERT_TRUE(spawned.ok()) << spawned.error().message;
-    berth_ = std::move(*spawned);
-  }
-
   json pod(const std::string& name) {
     auto r = store_.get(Resource::Pods, "default", name);
     return r.ok() ? *r : json();
@@ -88,10 +62,6 @@ class InterPodDaemon : public test::ApiServerTest {
     }
     return "";
   }
-
-  std::string kubeconfig_;
-  std::string log_;
-  test::BerthProcessPtr berth_;
 };
 
 // A replica of ReplicaSet default/web (uid `owner`): labelled app=web, never on a node that

@@ -19,8 +19,7 @@
 #include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
-#include "tests/support/api_server_fixture.h"
-#include "tests/support/berth_process.h"
+#include "tests/support/berth_daemon_fixture.h"
 #include "tests/support/eventually.h"
 #include "tests/support/objects.h"
 
@@ -34,34 +33,8 @@ using test::nodeJson;
 using test::podJson;
 using namespace std::chrono_literals;
 
-class PreemptionDaemon : public test::ApiServerTest {
+class PreemptionDaemon : public test::BerthDaemonTest {
  protected:
-  void SetUp() override {
-    ASSERT_NO_FATAL_FAILURE(startServer());
-    kubeconfig_ = testing::TempDir() + "berth-preemption-kubeconfig-" + std::to_string(getpid());
-    auto written = test::writeKubeconfig(kubeconfig_, server_->url());
-    ASSERT_TRUE(written.ok()) << written.error().message;
-    log_ = testing::TempDir() + "berth-preemption-" + std::to_string(getpid()) + ".log";
-    std::remove(log_.c_str());
-  }
-
-  void TearDown() override {
-    if (berth_) {
-      berth_->terminate(10s);
-      if (HasFailure()) std::cerr << "--- berth log (tail) ---\n" << berth_->logTail() << "\n";
-    }
-    ApiServerTest::TearDown();
-    std::remove(kubeconfig_.c_str());
-  }
-
-  void startBerth() {
-    std::vector<std::string> args = {"run", "--kubeconfig", kubeconfig_, "--v",
-                                     "3",   "--port",       "0",         "--leader-elect=false"};
-    auto spawned = test::BerthProcess::spawn(BERTH_BINARY, args, log_);
-    ASSERT_TRUE(spawned.ok()) << spawned.error().message;
-    berth_ = std::move(*spawned);
-  }
-
   // A running pod of another scheduler on `node`, using all of its 2 CPUs.
   void running(const std::string& name, const std::string& node, int priority,
                json labels = json::object()) {
@@ -119,9 +92,6 @@ class PreemptionDaemon : public test::ApiServerTest {
 
   // Long enough for the test to see a victim marked and terminating, as kubelets would leave it.
   apiserver::KubeletStandIn kubelets_{store_, std::chrono::milliseconds(1500)};
-  std::string kubeconfig_;
-  std::string log_;
-  test::BerthProcessPtr berth_;
 };
 
 TEST_F(PreemptionDaemon, EvictsALowerPriorityPodAndBindsThePreemptorInItsPlaceOnce) {
