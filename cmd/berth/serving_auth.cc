@@ -118,7 +118,7 @@ ServingAuth::~ServingAuth() = default;
 
 util::Result<std::unique_ptr<ServingAuth>> ServingAuth::create(
     const ServingSettings& s, const client::RestConfig& own,
-    std::function<void(const client::RequestDone&)> onRequest) {
+    const std::function<void(const client::RequestDone&)>& onRequest) {
   std::unique_ptr<ServingAuth> out(new ServingAuth());
   auto authnConfig = reviewConfig(s.authenticationKubeconfig, own);
   if (!authnConfig.ok()) return authnConfig.error().wrap("--authentication-kubeconfig");

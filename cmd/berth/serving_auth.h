@@ -24,7 +24,7 @@ class ServingAuth {
   // every review call (the rest_client_* metrics).
   static util::Result<std::unique_ptr<ServingAuth>> create(
       const ServingSettings& settings, const client::RestConfig& own,
-      std::function<void(const client::RequestDone&)> onRequest);
+      const std::function<void(const client::RequestDone&)>& onRequest);
   ~ServingAuth();
 
   serving::DelegatedAuth& auth() { return *auth_; }

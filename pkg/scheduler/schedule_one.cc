@@ -110,8 +110,8 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
         log::error(s.message(), "Status after running PostFilter plugins for pod",
                    {{"pod", podRef(queued.pod())}});
       }
-      if (s.isSuccess() && !result.nominatedNode.empty()) preemption = std::move(result);
       clearNomination = !s.isSuccess() && result.clearNomination;
+      if (s.isSuccess() && !result.nominatedNode.empty()) preemption = std::move(result);
     }
     return Failure{"unschedulable",
                    outcome.status.code(),
