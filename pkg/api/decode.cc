@@ -136,6 +136,11 @@ void read(const json& j, const Path& p, Service& out);
 void read(const json& j, const Path& p, ReplicaSet& out);
 void read(const json& j, const Path& p, StatefulSet& out);
 void read(const json& j, const Path& p, ReplicationController& out);
+void read(const json& j, const Path& p, ObjectReference& out);
+void read(const json& j, const Path& p, CSIPersistentVolumeSource& out);
+void read(const json& j, const Path& p, TopologySelectorLabelRequirement& out);
+void read(const json& j, const Path& p, TopologySelectorTerm& out);
+void read(const json& j, const Path& p, CSINodeDriver& out);
 
 template <typename T>
 void read(const json& j, const Path& p, std::vector<T>& out) {
@@ -408,6 +413,22 @@ void read(const json& j, const Path& p, TopologySpreadConstraint& out) {
   get(j, p, "matchLabelKeys", out.matchLabelKeys);
 }
 
+// The identity of an in-tree disk source (pod volume or PV) that VolumeRestrictions compares.
+void readDisk(const json& source, const Path& p, std::string_view kind, std::string& disk,
+              std::string& rbdPool, std::vector<std::string>& rbdMonitors) {
+  if (kind == "gcePersistentDisk") {
+    get(source, p, "pdName", disk);
+  } else if (kind == "awsElasticBlockStore") {
+    get(source, p, "volumeID", disk);
+  } else if (kind == "iscsi") {
+    get(source, p, "iqn", disk);
+  } else if (kind == "rbd") {
+    get(source, p, "image", disk);
+    get(source, p, "pool", rbdPool);
+    get(source, p, "monitors", rbdMonitors);
+  }
+}
+
 // The source is the one non-null field besides the name (validation allows exactly one).
 void read(const json& j, const Path& p, Volume& out) {
   expectObject(j, p);
@@ -422,6 +443,10 @@ void read(const json& j, const Path& p, Volume& out) {
     get(value, sp, "readOnly", out.readOnly);
     if (key == "persistentVolumeClaim") {
       get(value, sp, "claimName", out.claimName);
+    } else if (key == "csi") {
+      get(value, sp, "driver", out.csiDriver);
+    } else {
+      readDisk(value, sp, key, out.disk, out.rbdPool, out.rbdMonitors);
     }
     break;
   }
@@ -655,6 +680,172 @@ void read(const json& j, const Path& p, PodDisruptionBudget& out) {
   get(*status, sp, "disruptedPods", out.disruptedPods);
 }
 
+// --- Storage
+// --------------------------------------------------------------------------------------
+
+void read(const json& j, const Path& p, ObjectReference& out) {
+  expectObject(j, p);
+  get(j, p, "apiVersion", out.apiVersion);
+  get(j, p, "kind", out.kind);
+  get(j, p, "namespace", out.namespace_);
+  get(j, p, "name", out.name);
+  get(j, p, "uid", out.uid);
+  get(j, p, "resourceVersion", out.resourceVersion);
+}
+
+void read(const json& j, const Path& p, PersistentVolumeClaimSpec& out) {
+  expectObject(j, p);
+  get(j, p, "accessModes", out.accessModes);
+  get(j, p, "selector", out.selector);
+  get(j, p, "resources", out.resources);
+  get(j, p, "volumeName", out.volumeName);
+  get(j, p, "storageClassName", out.storageClassName);
+  get(j, p, "volumeMode", out.volumeMode);
+  get(j, p, "volumeAttributesClassName", out.volumeAttributesClassName);
+}
+
+void read(const json& j, const Path& p, PersistentVolumeClaimStatus& out) {
+  expectObject(j, p);
+  get(j, p, "phase", out.phase);
+  get(j, p, "accessModes", out.accessModes);
+  get(j, p, "capacity", out.capacity);
+}
+
+void read(const json& j, const Path& p, PersistentVolumeClaim& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "spec", out.spec);
+  get(j, p, "status", out.status);
+}
+
+void read(const json& j, const Path& p, CSIPersistentVolumeSource& out) {
+  expectObject(j, p);
+  get(j, p, "driver", out.driver);
+  get(j, p, "volumeHandle", out.volumeHandle);
+  get(j, p, "readOnly", out.readOnly);
+}
+
+// The keys of a PersistentVolumeSpec that are not its volume source.
+bool isPersistentVolumeSpecField(std::string_view key) {
+  static constexpr std::string_view kFields[] = {"capacity",
+                                                 "accessModes",
+                                                 "claimRef",
+                                                 "storageClassName",
+                                                 "nodeAffinity",
+                                                 "volumeMode",
+                                                 "mountOptions",
+                                                 "persistentVolumeReclaimPolicy",
+                                                 "volumeAttributesClassName"};
+  for (std::string_view f : kFields) {
+    if (key == f) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void read(const json& j, const Path& p, PersistentVolumeSpec& out) {
+  expectObject(j, p);
+  get(j, p, "capacity", out.capacity);
+  get(j, p, "accessModes", out.accessModes);
+  get(j, p, "claimRef", out.claimRef);
+  get(j, p, "storageClassName", out.storageClassName);
+  const auto affinity = j.find("nodeAffinity");
+  if (affinity != j.end() && !affinity->is_null()) {
+    const Path ap = p.child("nodeAffinity");
+    expectObject(*affinity, ap);
+    get(*affinity, ap, "required", out.nodeAffinity);
+  }
+  get(j, p, "volumeMode", out.volumeMode);
+  get(j, p, "persistentVolumeReclaimPolicy", out.persistentVolumeReclaimPolicy);
+  get(j, p, "volumeAttributesClassName", out.volumeAttributesClassName);
+  for (const auto& [key, value] : j.items()) {
+    if (isPersistentVolumeSpecField(key) || value.is_null()) {
+      continue;
+    }
+    out.source = key;
+    const Path sp = p.child(key);
+    expectObject(value, sp);
+    if (key == "csi") {
+      read(value, sp, out.csi);
+    } else {
+      std::string pool;
+      std::vector<std::string> monitors;
+      readDisk(value, sp, key, out.disk, pool, monitors);
+    }
+    break;
+  }
+}
+
+void read(const json& j, const Path& p, PersistentVolumeStatus& out) {
+  expectObject(j, p);
+  get(j, p, "phase", out.phase);
+}
+
+void read(const json& j, const Path& p, PersistentVolume& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "spec", out.spec);
+  get(j, p, "status", out.status);
+}
+
+void read(const json& j, const Path& p, TopologySelectorLabelRequirement& out) {
+  expectObject(j, p);
+  get(j, p, "key", out.key);
+  get(j, p, "values", out.values);
+}
+
+void read(const json& j, const Path& p, TopologySelectorTerm& out) {
+  expectObject(j, p);
+  get(j, p, "matchLabelExpressions", out.matchLabelExpressions);
+}
+
+// StorageClass has no spec: its fields are top-level.
+void read(const json& j, const Path& p, StorageClass& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "provisioner", out.provisioner);
+  get(j, p, "volumeBindingMode", out.volumeBindingMode);
+  get(j, p, "allowedTopologies", out.allowedTopologies);
+  get(j, p, "reclaimPolicy", out.reclaimPolicy);
+}
+
+void read(const json& j, const Path& p, CSINodeDriver& out) {
+  expectObject(j, p);
+  get(j, p, "name", out.name);
+  get(j, p, "nodeID", out.nodeID);
+  get(j, p, "topologyKeys", out.topologyKeys);
+  const auto allocatable = j.find("allocatable");
+  if (allocatable != j.end() && !allocatable->is_null()) {
+    const Path ap = p.child("allocatable");
+    expectObject(*allocatable, ap);
+    get(*allocatable, ap, "count", out.allocatableCount);
+  }
+}
+
+void read(const json& j, const Path& p, CSINode& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "drivers", out.drivers);
+}
+
+void read(const json& j, const Path& p, CSIDriver& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  getSpec(j, p, "attachRequired", out.attachRequired);
+  getSpec(j, p, "storageCapacity", out.storageCapacity);
+}
+
+// CSIStorageCapacity has no spec either.
+void read(const json& j, const Path& p, CSIStorageCapacity& out) {
+  expectObject(j, p);
+  get(j, p, "metadata", out.metadata);
+  get(j, p, "nodeTopology", out.nodeTopology);
+  get(j, p, "storageClassName", out.storageClassName);
+  get(j, p, "capacity", out.capacity);
+  get(j, p, "maximumVolumeSize", out.maximumVolumeSize);
+}
+
 // --- Object identity for messages ----------------------------------------------------------------
 
 // metadata.<key> when it is a non-empty string, read leniently: the name must be available to
@@ -723,6 +914,28 @@ util::Result<ReplicationController> decodeReplicationController(const json& j) {
 
 util::Result<PodDisruptionBudget> decodePodDisruptionBudget(const json& j) {
   return decodeObject<PodDisruptionBudget>(j, "poddisruptionbudget");
+}
+
+util::Result<PersistentVolumeClaim> decodePersistentVolumeClaim(const json& j) {
+  return decodeObject<PersistentVolumeClaim>(j, "persistentvolumeclaim");
+}
+
+util::Result<PersistentVolume> decodePersistentVolume(const json& j) {
+  return decodeObject<PersistentVolume>(j, "persistentvolume");
+}
+
+util::Result<StorageClass> decodeStorageClass(const json& j) {
+  return decodeObject<StorageClass>(j, "storageclass");
+}
+
+util::Result<CSINode> decodeCSINode(const json& j) { return decodeObject<CSINode>(j, "csinode"); }
+
+util::Result<CSIDriver> decodeCSIDriver(const json& j) {
+  return decodeObject<CSIDriver>(j, "csidriver");
+}
+
+util::Result<CSIStorageCapacity> decodeCSIStorageCapacity(const json& j) {
+  return decodeObject<CSIStorageCapacity>(j, "csistoragecapacity");
 }
 
 }  // namespace berth::api

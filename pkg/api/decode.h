@@ -29,6 +29,12 @@ util::Result<ReplicaSet> decodeReplicaSet(const nlohmann::json& j);
 util::Result<StatefulSet> decodeStatefulSet(const nlohmann::json& j);
 util::Result<ReplicationController> decodeReplicationController(const nlohmann::json& j);
 util::Result<PodDisruptionBudget> decodePodDisruptionBudget(const nlohmann::json& j);
+util::Result<PersistentVolumeClaim> decodePersistentVolumeClaim(const nlohmann::json& j);
+util::Result<PersistentVolume> decodePersistentVolume(const nlohmann::json& j);
+util::Result<StorageClass> decodeStorageClass(const nlohmann::json& j);
+util::Result<CSINode> decodeCSINode(const nlohmann::json& j);
+util::Result<CSIDriver> decodeCSIDriver(const nlohmann::json& j);
+util::Result<CSIStorageCapacity> decodeCSIStorageCapacity(const nlohmann::json& j);
 
 // How messages name an object: "default/web-1", "n1" or "<unknown>".
 std::string objectKey(const nlohmann::json& obj);

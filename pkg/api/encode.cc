@@ -4,6 +4,8 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/event.h"
+
 namespace berth::api {
 namespace {
 
@@ -175,18 +177,46 @@ json encodeTopologySpreadConstraint(const TopologySpreadConstraint& c) {
   return out;
 }
 
-// Only what berth decodes of a volume survives: its name, source kind, claim name and readOnly.
+// The identity field of an in-tree disk source (see Volume::disk).
+void putDisk(json& source, const std::string& kind, const std::string& disk) {
+  if (kind == "gcePersistentDisk") {
+    putString(source, "pdName", disk);
+  } else if (kind == "awsElasticBlockStore") {
+    putString(source, "volumeID", disk);
+  } else if (kind == "iscsi") {
+    putString(source, "iqn", disk);
+  } else if (kind == "rbd") {
+    putString(source, "image", disk);
+  }
+}
+
+// Only what berth decodes of a volume survives: its name, source kind, claim name, readOnly and
+// the disk identity.
 json encodeVolume(const Volume& v) {
   json out = {{"name", v.name}};
   if (!v.source.empty()) {
     json source = json::object();
     putString(source, "claimName", v.claimName);
+    putString(source, "driver", v.csiDriver);
+    putDisk(source, v.source, v.disk);
+    putString(source, "pool", v.rbdPool);
+    if (!v.rbdMonitors.empty()) {
+      source["monitors"] = v.rbdMonitors;
+    }
     if (v.readOnly) {
       source["readOnly"] = true;
     }
     out[v.source] = std::move(source);
   }
   return out;
+}
+
+json encodeNodeSelector(const NodeSelector& selector) {
+  json terms = json::array();
+  for (const auto& t : selector.nodeSelectorTerms) {
+    terms.push_back(encodeTerm(t));
+  }
+  return {{"nodeSelectorTerms", std::move(terms)}};
 }
 
 json encodeAffinity(const Affinity& a) {
@@ -201,11 +231,8 @@ json encodeAffinity(const Affinity& a) {
     const NodeAffinity& na = *a.nodeAffinity;
     json n = json::object();
     if (na.requiredDuringSchedulingIgnoredDuringExecution) {
-      json terms = json::array();
-      for (const auto& t : na.requiredDuringSchedulingIgnoredDuringExecution->nodeSelectorTerms) {
-        terms.push_back(encodeTerm(t));
-      }
-      n["requiredDuringSchedulingIgnoredDuringExecution"] = {{"nodeSelectorTerms", terms}};
+      n["requiredDuringSchedulingIgnoredDuringExecution"] =
+          encodeNodeSelector(*na.requiredDuringSchedulingIgnoredDuringExecution);
     }
     putList(n, "preferredDuringSchedulingIgnoredDuringExecution",
             na.preferredDuringSchedulingIgnoredDuringExecution,
@@ -410,6 +437,147 @@ json encodePodDisruptionBudget(const PodDisruptionBudget& pdb) {
           {"metadata", encodeMeta(pdb.metadata)},
           {"spec", std::move(spec)},
           {"status", std::move(status)}};
+}
+
+json encodePersistentVolumeClaim(const PersistentVolumeClaim& pvc) {
+  json spec = json::object();
+  if (!pvc.spec.accessModes.empty()) {
+    spec["accessModes"] = pvc.spec.accessModes;
+  }
+  if (pvc.spec.selector) {
+    spec["selector"] = encodeLabelSelector(*pvc.spec.selector);
+  }
+  json resources = json::object();
+  putResources(resources, "requests", pvc.spec.resources.requests);
+  putResources(resources, "limits", pvc.spec.resources.limits);
+  spec["resources"] = std::move(resources);
+  putString(spec, "volumeName", pvc.spec.volumeName);
+  if (pvc.spec.storageClassName) {
+    spec["storageClassName"] = *pvc.spec.storageClassName;
+  }
+  putString(spec, "volumeMode", pvc.spec.volumeMode);
+  if (pvc.spec.volumeAttributesClassName) {
+    spec["volumeAttributesClassName"] = *pvc.spec.volumeAttributesClassName;
+  }
+  json status = json::object();
+  putString(status, "phase", pvc.status.phase);
+  if (!pvc.status.accessModes.empty()) {
+    status["accessModes"] = pvc.status.accessModes;
+  }
+  putResources(status, "capacity", pvc.status.capacity);
+  return {{"apiVersion", "v1"},
+          {"kind", "PersistentVolumeClaim"},
+          {"metadata", encodeMeta(pvc.metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+json encodePersistentVolume(const PersistentVolume& pv) {
+  const PersistentVolumeSpec& s = pv.spec;
+  json spec = json::object();
+  putResources(spec, "capacity", s.capacity);
+  if (!s.accessModes.empty()) {
+    spec["accessModes"] = s.accessModes;
+  }
+  if (s.claimRef) {
+    spec["claimRef"] = encodeObjectReference(*s.claimRef);
+  }
+  putString(spec, "storageClassName", s.storageClassName);
+  if (s.nodeAffinity) {
+    spec["nodeAffinity"] = {{"required", encodeNodeSelector(*s.nodeAffinity)}};
+  }
+  putString(spec, "volumeMode", s.volumeMode);
+  putString(spec, "persistentVolumeReclaimPolicy", s.persistentVolumeReclaimPolicy);
+  if (s.volumeAttributesClassName) {
+    spec["volumeAttributesClassName"] = *s.volumeAttributesClassName;
+  }
+  if (s.csi) {
+    json csi = {{"driver", s.csi->driver}, {"volumeHandle", s.csi->volumeHandle}};
+    if (s.csi->readOnly) {
+      csi["readOnly"] = true;
+    }
+    spec["csi"] = std::move(csi);
+  } else if (!s.source.empty()) {
+    json source = json::object();
+    putDisk(source, s.source, s.disk);
+    spec[s.source] = std::move(source);
+  }
+  json status = json::object();
+  putString(status, "phase", pv.status.phase);
+  return {{"apiVersion", "v1"},
+          {"kind", "PersistentVolume"},
+          {"metadata", encodeMeta(pv.metadata)},
+          {"spec", std::move(spec)},
+          {"status", std::move(status)}};
+}
+
+json encodeStorageClass(const StorageClass& sc) {
+  json out = {{"apiVersion", "storage.k8s.io/v1"},
+              {"kind", "StorageClass"},
+              {"metadata", encodeMeta(sc.metadata)},
+              {"provisioner", sc.provisioner}};
+  if (sc.volumeBindingMode) {
+    out["volumeBindingMode"] = *sc.volumeBindingMode;
+  }
+  putList(out, "allowedTopologies", sc.allowedTopologies, [](const TopologySelectorTerm& t) {
+    json term = json::object();
+    putList(term, "matchLabelExpressions", t.matchLabelExpressions,
+            [](const TopologySelectorLabelRequirement& r) {
+              return json{{"key", r.key}, {"values", r.values}};
+            });
+    return term;
+  });
+  putString(out, "reclaimPolicy", sc.reclaimPolicy);
+  return out;
+}
+
+json encodeCSINode(const CSINode& node) {
+  json drivers = json::array();
+  for (const CSINodeDriver& d : node.drivers) {
+    json o = {{"name", d.name}, {"nodeID", d.nodeID}};
+    if (!d.topologyKeys.empty()) {
+      o["topologyKeys"] = d.topologyKeys;
+    }
+    if (d.allocatableCount) {
+      o["allocatable"] = {{"count", *d.allocatableCount}};
+    }
+    drivers.push_back(std::move(o));
+  }
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "CSINode"},
+          {"metadata", encodeMeta(node.metadata)},
+          {"spec", {{"drivers", std::move(drivers)}}}};
+}
+
+json encodeCSIDriver(const CSIDriver& driver) {
+  json spec = json::object();
+  if (driver.attachRequired) {
+    spec["attachRequired"] = *driver.attachRequired;
+  }
+  if (driver.storageCapacity) {
+    spec["storageCapacity"] = *driver.storageCapacity;
+  }
+  return {{"apiVersion", "storage.k8s.io/v1"},
+          {"kind", "CSIDriver"},
+          {"metadata", encodeMeta(driver.metadata)},
+          {"spec", std::move(spec)}};
+}
+
+json encodeCSIStorageCapacity(const CSIStorageCapacity& c) {
+  json out = {{"apiVersion", "storage.k8s.io/v1"},
+              {"kind", "CSIStorageCapacity"},
+              {"metadata", encodeMeta(c.metadata)},
+              {"storageClassName", c.storageClassName}};
+  if (c.nodeTopology) {
+    out["nodeTopology"] = encodeLabelSelector(*c.nodeTopology);
+  }
+  if (c.capacity) {
+    out["capacity"] = c.capacity->toString();
+  }
+  if (c.maximumVolumeSize) {
+    out["maximumVolumeSize"] = c.maximumVolumeSize->toString();
+  }
+  return out;
 }
 
 }  // namespace berth::api

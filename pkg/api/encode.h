@@ -19,5 +19,12 @@ nlohmann::json encodeReplicaSet(const ReplicaSet& rs);
 nlohmann::json encodeStatefulSet(const StatefulSet& ss);
 nlohmann::json encodeReplicationController(const ReplicationController& rc);
 nlohmann::json encodePodDisruptionBudget(const PodDisruptionBudget& pdb);
+// The storage kinds the volume plugins read, with the fields berth decodes.
+nlohmann::json encodePersistentVolumeClaim(const PersistentVolumeClaim& pvc);
+nlohmann::json encodePersistentVolume(const PersistentVolume& pv);
+nlohmann::json encodeStorageClass(const StorageClass& sc);
+nlohmann::json encodeCSINode(const CSINode& node);
+nlohmann::json encodeCSIDriver(const CSIDriver& driver);
+nlohmann::json encodeCSIStorageCapacity(const CSIStorageCapacity& c);
 
 }  // namespace berth::api

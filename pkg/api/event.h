@@ -10,18 +10,6 @@
 
 namespace berth::api {
 
-// core/v1 ObjectReference; empty fields are omitted on the wire.
-struct ObjectReference {
-  std::string kind{};
-  std::string apiVersion{};
-  std::string namespace_{};
-  std::string name{};
-  std::string uid{};
-  std::string resourceVersion{};
-
-  friend auto operator<=>(const ObjectReference&, const ObjectReference&) = default;
-};
-
 nlohmann::json encodeObjectReference(const ObjectReference& ref);
 
 struct Event {

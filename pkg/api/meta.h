@@ -48,6 +48,19 @@ inline constexpr ResourceInfo kStatefulSets{
     "apps", "v1", "statefulsets", "StatefulSet", "StatefulSetList", true};
 inline constexpr ResourceInfo kPodDisruptionBudgets{
     "policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", "PodDisruptionBudgetList", true};
+inline constexpr ResourceInfo kPersistentVolumeClaims{
+    "", "v1", "persistentvolumeclaims", "PersistentVolumeClaim", "PersistentVolumeClaimList", true};
+inline constexpr ResourceInfo kPersistentVolumes{
+    "", "v1", "persistentvolumes", "PersistentVolume", "PersistentVolumeList", false};
+inline constexpr ResourceInfo kStorageClasses{
+    "storage.k8s.io", "v1", "storageclasses", "StorageClass", "StorageClassList", false};
+inline constexpr ResourceInfo kCSINodes{"storage.k8s.io", "v1",          "csinodes",
+                                        "CSINode",        "CSINodeList", false};
+inline constexpr ResourceInfo kCSIDrivers{"storage.k8s.io", "v1", "csidrivers", "CSIDriver",
+                                          "CSIDriverList",  false};
+inline constexpr ResourceInfo kCSIStorageCapacities{"storage.k8s.io",         "v1",
+                                                    "csistoragecapacities",   "CSIStorageCapacity",
+                                                    "CSIStorageCapacityList", true};
 
 // metav1.ListOptions of a list call; each field is a query parameter, sent when set.
 struct ListOptions {

@@ -78,6 +78,24 @@ util::Result<void> decodeInto(const json& obj, std::string_view where,
   if (api_version == "policy/v1" && kind == "PodDisruptionBudget") {
     return appendDecoded(decodePodDisruptionBudget(obj), out.podDisruptionBudgets);
   }
+  if (api_version == "v1" && kind == "PersistentVolumeClaim") {
+    return appendDecoded(decodePersistentVolumeClaim(obj), out.persistentVolumeClaims);
+  }
+  if (api_version == "v1" && kind == "PersistentVolume") {
+    return appendDecoded(decodePersistentVolume(obj), out.persistentVolumes);
+  }
+  if (api_version == "storage.k8s.io/v1" && kind == "StorageClass") {
+    return appendDecoded(decodeStorageClass(obj), out.storageClasses);
+  }
+  if (api_version == "storage.k8s.io/v1" && kind == "CSINode") {
+    return appendDecoded(decodeCSINode(obj), out.csiNodes);
+  }
+  if (api_version == "storage.k8s.io/v1" && kind == "CSIDriver") {
+    return appendDecoded(decodeCSIDriver(obj), out.csiDrivers);
+  }
+  if (api_version == "storage.k8s.io/v1" && kind == "CSIStorageCapacity") {
+    return appendDecoded(decodeCSIStorageCapacity(obj), out.csiStorageCapacities);
+  }
   // A kind of another API group is another type that happens to share the name.
   const std::string type = api_version == "v1" ? kind : kind + "." + api_version;
   out.skipped.push_back(type + " " + objectKey(obj));

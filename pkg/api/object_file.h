@@ -11,7 +11,8 @@
 namespace berth::api {
 
 // The objects in a file written by `kubectl get nodes,pods,namespaces,services,replicasets,
-// statefulsets,replicationcontrollers -A -o json|yaml`: a kind: List (or PodList, NodeList...)
+// statefulsets,replicationcontrollers,pdb,pvc,pv,storageclass,csinode,csidriver,
+// csistoragecapacity -A -o json|yaml`: a kind: List (or PodList, NodeList...)
 // with items, a multi-document stream, or a single object. Objects of other kinds are listed in
 // `skipped`. The first object that fails to decode fails the whole file.
 struct ObjectSet {
@@ -25,6 +26,12 @@ struct ObjectSet {
   std::vector<StatefulSetPtr> statefulSets{};
   std::vector<ReplicationControllerPtr> replicationControllers{};
   std::vector<PodDisruptionBudgetPtr> podDisruptionBudgets{};
+  std::vector<PersistentVolumeClaimPtr> persistentVolumeClaims{};
+  std::vector<PersistentVolumePtr> persistentVolumes{};
+  std::vector<StorageClassPtr> storageClasses{};
+  std::vector<CSINodePtr> csiNodes{};
+  std::vector<CSIDriverPtr> csiDrivers{};
+  std::vector<CSIStorageCapacityPtr> csiStorageCapacities{};
 };
 util::Result<ObjectSet> decodeObjects(std::string_view text);
 

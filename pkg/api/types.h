@@ -180,6 +180,12 @@ struct Volume {
   std::string source;     // "" when no source field is set
   std::string claimName;  // persistentVolumeClaim.claimName
   bool readOnly = false;  // the source's readOnly, where it has one
+  // The in-tree disk VolumeRestrictions compares: gcePersistentDisk.pdName,
+  // awsElasticBlockStore.volumeID, iscsi.iqn or rbd.image (with rbd's pool and monitors).
+  std::string disk;
+  std::string rbdPool;
+  std::vector<std::string> rbdMonitors;
+  std::string csiDriver;  // csi.driver of an inline CSI volume
 };
 
 // spec.resourceClaims[] (dynamic resource allocation): only the name matters to berth today.
@@ -308,6 +314,135 @@ struct PodDisruptionBudget {
   StringMap disruptedPods;
 };
 
+// --- Storage: what the volume plugins read -------------------------------------------------------
+
+// v1.PersistentVolumeAccessMode values.
+inline constexpr std::string_view kReadWriteOnce = "ReadWriteOnce";
+inline constexpr std::string_view kReadOnlyMany = "ReadOnlyMany";
+inline constexpr std::string_view kReadWriteMany = "ReadWriteMany";
+inline constexpr std::string_view kReadWriteOncePod = "ReadWriteOncePod";
+
+// storage.k8s.io/v1 VolumeBindingMode values.
+inline constexpr std::string_view kVolumeBindingImmediate = "Immediate";
+inline constexpr std::string_view kVolumeBindingWaitForFirstConsumer = "WaitForFirstConsumer";
+
+// core/v1 ObjectReference (an event's regarding object, a PersistentVolume's claimRef); empty
+// fields are omitted on the wire.
+struct ObjectReference {
+  std::string kind{};
+  std::string apiVersion{};
+  std::string namespace_{};
+  std::string name{};
+  std::string uid{};
+  std::string resourceVersion{};
+
+  friend auto operator<=>(const ObjectReference&, const ObjectReference&) = default;
+};
+
+struct PersistentVolumeClaimSpec {
+  std::vector<std::string> accessModes;  // kReadWriteOnce...
+  std::optional<LabelSelector> selector;
+  ResourceRequirements resources;  // requests.storage is the size asked for
+  std::string volumeName;          // the PV it is (being) bound to
+  // Absent: the default class applies (the admission plugin sets it); "": no class.
+  std::optional<std::string> storageClassName;
+  std::string volumeMode;  // Filesystem (the API server's default) or Block
+  std::optional<std::string> volumeAttributesClassName;
+};
+
+struct PersistentVolumeClaimStatus {
+  std::string phase;  // Pending, Bound or Lost
+  std::vector<std::string> accessModes;
+  ResourceList capacity;
+};
+
+struct PersistentVolumeClaim {
+  ObjectMeta metadata;
+  PersistentVolumeClaimSpec spec;
+  PersistentVolumeClaimStatus status;
+};
+
+// spec.csi of a PersistentVolume.
+struct CSIPersistentVolumeSource {
+  std::string driver;
+  std::string volumeHandle;
+  bool readOnly = false;
+};
+
+struct PersistentVolumeSpec {
+  ResourceList capacity;  // storage
+  std::vector<std::string> accessModes;
+  std::optional<ObjectReference> claimRef;
+  std::string storageClassName;              // "" belongs to no class
+  std::optional<NodeSelector> nodeAffinity;  // spec.nodeAffinity.required
+  std::string volumeMode;                    // Filesystem (the API server's default) or Block
+  std::string persistentVolumeReclaimPolicy;
+  std::optional<std::string> volumeAttributesClassName;
+  // The one volume source field set ("csi", "local", "gcePersistentDisk", "hostPath"...), with the
+  // fields the plugins compare: `disk` as in Volume (pdName, volumeID, iqn or rbd image).
+  std::string source;
+  std::optional<CSIPersistentVolumeSource> csi;
+  std::string disk;
+};
+
+struct PersistentVolumeStatus {
+  std::string phase;  // Pending, Available, Bound, Released, Failed
+};
+
+struct PersistentVolume {
+  ObjectMeta metadata;  // cluster-scoped
+  PersistentVolumeSpec spec;
+  PersistentVolumeStatus status;
+};
+
+// v1.TopologySelectorTerm: ANDed label requirements, as in a StorageClass's allowedTopologies.
+struct TopologySelectorLabelRequirement {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+struct TopologySelectorTerm {
+  std::vector<TopologySelectorLabelRequirement> matchLabelExpressions;
+};
+
+struct StorageClass {
+  ObjectMeta metadata;  // cluster-scoped
+  std::string provisioner;
+  // Absent only where no API server defaulted it (Immediate); VolumeBinding then refuses the class.
+  std::optional<std::string> volumeBindingMode;
+  std::vector<TopologySelectorTerm> allowedTopologies;  // ORed; empty allows every node
+  std::string reclaimPolicy;
+};
+
+// One CSI driver installed on a node: spec.drivers[] of a CSINode.
+struct CSINodeDriver {
+  std::string name;
+  std::string nodeID;
+  std::vector<std::string> topologyKeys;
+  std::optional<int32_t> allocatableCount;  // allocatable.count: volumes it can attach
+};
+
+// storage.k8s.io/v1 CSINode, named as its node.
+struct CSINode {
+  ObjectMeta metadata;  // annotation storage.alpha.kubernetes.io/migrated-plugins
+  std::vector<CSINodeDriver> drivers;
+};
+
+struct CSIDriver {
+  ObjectMeta metadata;  // cluster-scoped, named as the driver
+  std::optional<bool> attachRequired;
+  // True: the driver publishes CSIStorageCapacity objects, which VolumeBinding checks.
+  std::optional<bool> storageCapacity;
+};
+
+struct CSIStorageCapacity {
+  ObjectMeta metadata;
+  std::optional<LabelSelector> nodeTopology;  // absent: no node has access
+  std::string storageClassName;
+  std::optional<resource::Quantity> capacity;
+  std::optional<resource::Quantity> maximumVolumeSize;
+};
+
 using PodPtr = std::shared_ptr<const Pod>;
 using NodePtr = std::shared_ptr<const Node>;
 using NamespacePtr = std::shared_ptr<const Namespace>;
@@ -316,6 +451,12 @@ using ReplicaSetPtr = std::shared_ptr<const ReplicaSet>;
 using StatefulSetPtr = std::shared_ptr<const StatefulSet>;
 using ReplicationControllerPtr = std::shared_ptr<const ReplicationController>;
 using PodDisruptionBudgetPtr = std::shared_ptr<const PodDisruptionBudget>;
+using PersistentVolumeClaimPtr = std::shared_ptr<const PersistentVolumeClaim>;
+using PersistentVolumePtr = std::shared_ptr<const PersistentVolume>;
+using StorageClassPtr = std::shared_ptr<const StorageClass>;
+using CSINodePtr = std::shared_ptr<const CSINode>;
+using CSIDriverPtr = std::shared_ptr<const CSIDriver>;
+using CSIStorageCapacityPtr = std::shared_ptr<const CSIStorageCapacity>;
 
 // "namespace/name", as kubectl and kube-scheduler name pods in messages.
 inline std::string podKey(const Pod& pod) {

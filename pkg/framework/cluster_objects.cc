@@ -41,6 +41,17 @@ std::vector<typename Map::mapped_type> inNamespace(const Map& map, std::string_v
   return out;
 }
 
+// Every object, in (namespace, name) order.
+template <typename Map>
+std::vector<typename Map::mapped_type> all(const Map& map) {
+  std::vector<typename Map::mapped_type> out;
+  out.reserve(map.size());
+  for (const auto& entry : map) {
+    out.push_back(entry.second);
+  }
+  return out;
+}
+
 }  // namespace
 
 void ClusterObjectStore::upsert(api::NamespacePtr obj) {
@@ -67,6 +78,30 @@ void ClusterObjectStore::upsert(api::PodDisruptionBudgetPtr obj) {
   std::unique_lock lock(mu_);
   put(pod_disruption_budgets_, std::move(obj));
 }
+void ClusterObjectStore::upsert(api::PersistentVolumeClaimPtr obj) {
+  std::unique_lock lock(mu_);
+  put(persistent_volume_claims_, std::move(obj));
+}
+void ClusterObjectStore::upsert(api::PersistentVolumePtr obj) {
+  std::unique_lock lock(mu_);
+  put(persistent_volumes_, std::move(obj));
+}
+void ClusterObjectStore::upsert(api::StorageClassPtr obj) {
+  std::unique_lock lock(mu_);
+  put(storage_classes_, std::move(obj));
+}
+void ClusterObjectStore::upsert(api::CSINodePtr obj) {
+  std::unique_lock lock(mu_);
+  put(csi_nodes_, std::move(obj));
+}
+void ClusterObjectStore::upsert(api::CSIDriverPtr obj) {
+  std::unique_lock lock(mu_);
+  put(csi_drivers_, std::move(obj));
+}
+void ClusterObjectStore::upsert(api::CSIStorageCapacityPtr obj) {
+  std::unique_lock lock(mu_);
+  put(csi_storage_capacities_, std::move(obj));
+}
 
 bool ClusterObjectStore::removeNamespace(std::string_view name) {
   std::unique_lock lock(mu_);
@@ -91,6 +126,30 @@ bool ClusterObjectStore::removeReplicationController(std::string_view ns, std::s
 bool ClusterObjectStore::removePodDisruptionBudget(std::string_view ns, std::string_view name) {
   std::unique_lock lock(mu_);
   return erase(pod_disruption_budgets_, ns, name);
+}
+bool ClusterObjectStore::removePersistentVolumeClaim(std::string_view ns, std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(persistent_volume_claims_, ns, name);
+}
+bool ClusterObjectStore::removePersistentVolume(std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(persistent_volumes_, "", name);
+}
+bool ClusterObjectStore::removeStorageClass(std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(storage_classes_, "", name);
+}
+bool ClusterObjectStore::removeCSINode(std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(csi_nodes_, "", name);
+}
+bool ClusterObjectStore::removeCSIDriver(std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(csi_drivers_, "", name);
+}
+bool ClusterObjectStore::removeCSIStorageCapacity(std::string_view ns, std::string_view name) {
+  std::unique_lock lock(mu_);
+  return erase(csi_storage_capacities_, ns, name);
 }
 
 api::NamespacePtr ClusterObjectStore::getNamespace(std::string_view name) const {
@@ -130,6 +189,42 @@ std::vector<api::PodDisruptionBudgetPtr> ClusterObjectStore::listPodDisruptionBu
     std::string_view ns) const {
   std::shared_lock lock(mu_);
   return inNamespace(pod_disruption_budgets_, ns);
+}
+
+api::PersistentVolumeClaimPtr ClusterObjectStore::getPersistentVolumeClaim(
+    std::string_view ns, std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return find(persistent_volume_claims_, ns, name);
+}
+
+api::PersistentVolumePtr ClusterObjectStore::getPersistentVolume(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return find(persistent_volumes_, "", name);
+}
+
+std::vector<api::PersistentVolumePtr> ClusterObjectStore::listPersistentVolumes() const {
+  std::shared_lock lock(mu_);
+  return all(persistent_volumes_);
+}
+
+api::StorageClassPtr ClusterObjectStore::getStorageClass(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return find(storage_classes_, "", name);
+}
+
+api::CSINodePtr ClusterObjectStore::getCSINode(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return find(csi_nodes_, "", name);
+}
+
+api::CSIDriverPtr ClusterObjectStore::getCSIDriver(std::string_view name) const {
+  std::shared_lock lock(mu_);
+  return find(csi_drivers_, "", name);
+}
+
+std::vector<api::CSIStorageCapacityPtr> ClusterObjectStore::listCSIStorageCapacities() const {
+  std::shared_lock lock(mu_);
+  return all(csi_storage_capacities_);
 }
 
 }  // namespace berth::framework

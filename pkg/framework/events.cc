@@ -56,6 +56,10 @@ QueueingHint ClusterEventWithHint::hint(const ClusterEvent& incoming, const api:
       (objects.oldPod != nullptr || objects.newPod != nullptr)) {
     return podHint(pod, objects.oldPod, objects.newPod);
   }
+  if (incoming.resource == EventResource::PersistentVolumeClaim && claimHint &&
+      (objects.oldClaim != nullptr || objects.newClaim != nullptr)) {
+    return claimHint(pod, objects.oldClaim, objects.newClaim);
+  }
   return QueueingHint::Queue;
 }
 

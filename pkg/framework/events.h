@@ -17,7 +17,18 @@
 
 namespace berth::framework {
 
-enum class EventResource : uint8_t { Node, AssignedPod, Namespace, WildCard };
+enum class EventResource : uint8_t {
+  Node,
+  AssignedPod,
+  Namespace,
+  PersistentVolumeClaim,
+  PersistentVolume,
+  StorageClass,
+  CSINode,
+  CSIDriver,
+  CSIStorageCapacity,
+  WildCard
+};
 
 // What happened to the resource, as bits so that a registration can name several (upstream's
 // ActionType). Node updates are split by the fields scheduling reads.
@@ -32,7 +43,8 @@ enum class ActionType : uint16_t {
   UpdateNodeAnnotation = 1 << 6,
   UpdatePodLabel = 1 << 7,
   UpdateNamespaceLabel = 1 << 8,
-  All = (1 << 9) - 1,  // every action; with WildCard, an event that concerns every pod
+  Update = 1 << 9,      // any change of the storage kinds (upstream registers them as Update)
+  All = (1 << 10) - 1,  // every action; with WildCard, an event that concerns every pod
 };
 
 constexpr ActionType operator|(ActionType a, ActionType b) {
@@ -88,6 +100,30 @@ inline constexpr ClusterEvent kAssignedPodDelete{EventResource::AssignedPod, Act
 // A namespace's labels changed (what a pod affinity term's namespaceSelector selects on).
 inline constexpr ClusterEvent kNamespaceUpdate{EventResource::Namespace,
                                                ActionType::UpdateNamespaceLabel, "NamespaceUpdate"};
+// The storage kinds the volume plugins read, with upstream's labels.
+inline constexpr ClusterEvent kPersistentVolumeClaimAdd{
+    EventResource::PersistentVolumeClaim, ActionType::Add, "PersistentVolumeClaimAdd"};
+inline constexpr ClusterEvent kPersistentVolumeClaimUpdate{
+    EventResource::PersistentVolumeClaim, ActionType::Update, "PersistentVolumeClaimUpdate"};
+inline constexpr ClusterEvent kPersistentVolumeAdd{EventResource::PersistentVolume, ActionType::Add,
+                                                   "PersistentVolumeAdd"};
+inline constexpr ClusterEvent kPersistentVolumeUpdate{EventResource::PersistentVolume,
+                                                      ActionType::Update, "PersistentVolumeUpdate"};
+inline constexpr ClusterEvent kStorageClassAdd{EventResource::StorageClass, ActionType::Add,
+                                               "StorageClassAdd"};
+inline constexpr ClusterEvent kStorageClassUpdate{EventResource::StorageClass, ActionType::Update,
+                                                  "StorageClassUpdate"};
+inline constexpr ClusterEvent kCSINodeAdd{EventResource::CSINode, ActionType::Add, "CSINodeAdd"};
+inline constexpr ClusterEvent kCSINodeUpdate{EventResource::CSINode, ActionType::Update,
+                                             "CSINodeUpdate"};
+inline constexpr ClusterEvent kCSIDriverAdd{EventResource::CSIDriver, ActionType::Add,
+                                            "CSIDriverAdd"};
+inline constexpr ClusterEvent kCSIDriverUpdate{EventResource::CSIDriver, ActionType::Update,
+                                               "CSIDriverUpdate"};
+inline constexpr ClusterEvent kCSIStorageCapacityAdd{EventResource::CSIStorageCapacity,
+                                                     ActionType::Add, "CSIStorageCapacityAdd"};
+inline constexpr ClusterEvent kCSIStorageCapacityUpdate{
+    EventResource::CSIStorageCapacity, ActionType::Update, "CSIStorageCapacityUpdate"};
 inline constexpr ClusterEvent kUnschedulableTimeout{EventResource::WildCard, ActionType::All,
                                                     "UnschedulableTimeout"};
 }  // namespace events
@@ -101,12 +137,15 @@ std::vector<ClusterEvent> nodeUpdateEvents(const api::Node& oldNode, const api::
 enum class QueueingHint : uint8_t { Skip, Queue };
 
 // The objects an event is about: the node before and after a Node event (no before on an add), the
-// pod before and after an AssignedPod event (no after on a delete). Null where there is none.
+// pod before and after an AssignedPod event (no after on a delete), the claim before and after a
+// PersistentVolumeClaim event. Null where there is none.
 struct EventObjects {
   const api::Node* oldNode = nullptr;
   const api::Node* newNode = nullptr;
   const api::Pod* oldPod = nullptr;
   const api::Pod* newPod = nullptr;
+  const api::PersistentVolumeClaim* oldClaim = nullptr;
+  const api::PersistentVolumeClaim* newClaim = nullptr;
 };
 
 // Hints for the rejected `pod`, one signature per resource. Called under the queue's lock on the
@@ -115,6 +154,9 @@ using NodeQueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const
                                                       const api::Node* newNode)>;
 using PodQueueingHintFn = std::function<QueueingHint(const api::Pod& pod, const api::Pod* oldPod,
                                                      const api::Pod* newPod)>;
+using ClaimQueueingHintFn =
+    std::function<QueueingHint(const api::Pod& pod, const api::PersistentVolumeClaim* oldClaim,
+                               const api::PersistentVolumeClaim* newClaim)>;
 
 // The hint of a plugin that rejects a pod on a node: queue the pod when `passes(pod, node)` turned
 // true, that is the node is there after the event and did not pass before it (or was not there).
@@ -132,8 +174,9 @@ NodeQueueingHintFn queueWhenNodeNowPasses(Passes passes) {
 // registration without a hint for the event's resource queues the pod on every matching event.
 struct ClusterEventWithHint {
   ClusterEvent event;
-  NodeQueueingHintFn nodeHint{};  // Node events
-  PodQueueingHintFn podHint{};    // AssignedPod events
+  NodeQueueingHintFn nodeHint{};    // Node events
+  PodQueueingHintFn podHint{};      // AssignedPod events
+  ClaimQueueingHintFn claimHint{};  // PersistentVolumeClaim events
 
   // Queue when the event matches and the hint (if any) says so. An event without its objects
   // (nothing to judge) queues.

@@ -18,6 +18,17 @@ class PodBinder {
   virtual Status bind(const api::Pod& pod, const std::string& node) = 0;
 };
 
+// The API writes VolumeBinding's PreBind makes: upstream's UPDATE of a PersistentVolume (its
+// claimRef and annotations) and of a PersistentVolumeClaim (its annotations), conditional on the
+// object's metadata.resourceVersion as an UPDATE is (a conflict when the server's differs). Fields
+// berth does not decode are kept as the server has them. The daemon's API client implements it.
+class VolumeWriter {
+ public:
+  virtual ~VolumeWriter() = default;
+  virtual Status updatePersistentVolume(const api::PersistentVolume& pv) = 0;
+  virtual Status updatePersistentVolumeClaim(const api::PersistentVolumeClaim& pvc) = 0;
+};
+
 class CycleState;
 struct PodInfo;
 class NodeInfo;
@@ -50,6 +61,9 @@ struct Handle {
   // Not owned; the chance a plugin draws (preemption's first candidate node). Null:
   // util::defaultRandom(); the simulator and tests fix it so that their runs repeat.
   util::Random* random = nullptr;
+  // Not owned; null where volumes are never bound (the simulator): VolumeBinding then assumes its
+  // claims without writing them.
+  VolumeWriter* volumes = nullptr;
 };
 
 }  // namespace berth::framework

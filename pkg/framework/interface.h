@@ -128,6 +128,14 @@ class ReservePlugin : public virtual Plugin {
   virtual void unreserve(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
 };
 
+// Runs in the binding cycle after Reserve and before Bind, off the scheduling thread (upstream's
+// PreBind: VolumeBinding writes its PV and PVC updates there and waits until the claims are
+// bound). A status other than success unreserves the pod and sends it back to the queue.
+class PreBindPlugin : public virtual Plugin {
+ public:
+  virtual Status preBind(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
+};
+
 // Binds the pod to the node (e.g. POSTs a Binding). Skip means "not mine; ask the next bind
 // plugin".
 class BindPlugin : public virtual Plugin {

@@ -1098,4 +1098,112 @@ TEST(Decode, WorkloadObjectsRoundTripThroughEncode) {
   EXPECT_EQ(encodeNamespace(*decoded_ns), ns);
 }
 
+
+// The volume plugins read these from informers and cluster files; tests and the demo write them
+// through the encoders.
+TEST(Decode, StorageObjectsRoundTripThroughEncode) {
+  const json pvc = parse(R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+    "metadata": {"name": "data-db-0", "namespace": "shop", "uid": "c1",
+                 "annotations": {"volume.kubernetes.io/selected-node": "n1"}},
+    "spec": {"accessModes": ["ReadWriteOncePod"], "resources": {"requests": {"storage": "10Gi"}},
+             "volumeName": "pv-1", "storageClassName": "", "volumeMode": "Filesystem"},
+    "status": {"phase": "Bound", "accessModes": ["ReadWriteOncePod"],
+               "capacity": {"storage": "10Gi"}}})");
+  auto decoded_pvc = decodePersistentVolumeClaim(pvc);
+  ASSERT_TRUE(decoded_pvc.ok()) << decoded_pvc.error().message;
+  ASSERT_TRUE(decoded_pvc->spec.storageClassName.has_value());
+  EXPECT_EQ(*decoded_pvc->spec.storageClassName, "");
+  EXPECT_EQ(encodePersistentVolumeClaim(*decoded_pvc), pvc);
+
+  const json pv = parse(R"({"apiVersion": "v1", "kind": "PersistentVolume",
+    "metadata": {"name": "pv-1", "labels": {"topology.kubernetes.io/zone": "a"}},
+    "spec": {"capacity": {"storage": "10Gi"}, "accessModes": ["ReadWriteOnce"],
+             "claimRef": {"namespace": "shop", "name": "data-db-0", "uid": "c1"},
+             "storageClassName": "fast",
+             "nodeAffinity": {"required": {"nodeSelectorTerms": [{"matchExpressions": [
+               {"key": "topology.kubernetes.io/zone", "operator": "In", "values": ["a"]}]}]}},
+             "persistentVolumeReclaimPolicy": "Delete",
+             "csi": {"driver": "pd.csi.storage.gke.io", "volumeHandle": "disk-1"}},
+    "status": {"phase": "Bound"}})");
+  auto decoded_pv = decodePersistentVolume(pv);
+  ASSERT_TRUE(decoded_pv.ok()) << decoded_pv.error().message;
+  EXPECT_EQ(decoded_pv->spec.source, "csi");
+  ASSERT_TRUE(decoded_pv->spec.nodeAffinity.has_value());
+  EXPECT_EQ(encodePersistentVolume(*decoded_pv), pv);
+
+  const json gce = parse(R"({"apiVersion": "v1", "kind": "PersistentVolume",
+    "metadata": {"name": "old"}, "spec": {"gcePersistentDisk": {"pdName": "disk-2"}},
+    "status": {}})");
+  auto decoded_gce = decodePersistentVolume(gce);
+  ASSERT_TRUE(decoded_gce.ok()) << decoded_gce.error().message;
+  EXPECT_EQ(decoded_gce->spec.source, "gcePersistentDisk");
+  EXPECT_EQ(decoded_gce->spec.disk, "disk-2");
+  EXPECT_EQ(encodePersistentVolume(*decoded_gce), gce);
+
+  const json sc = parse(R"({"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass",
+    "metadata": {"name": "fast"}, "provisioner": "pd.csi.storage.gke.io",
+    "volumeBindingMode": "WaitForFirstConsumer",
+    "allowedTopologies": [{"matchLabelExpressions": [
+      {"key": "topology.kubernetes.io/zone", "values": ["a", "b"]}]}],
+    "reclaimPolicy": "Delete"})");
+  auto decoded_sc = decodeStorageClass(sc);
+  ASSERT_TRUE(decoded_sc.ok()) << decoded_sc.error().message;
+  EXPECT_EQ(encodeStorageClass(*decoded_sc), sc);
+
+  const json csinode = parse(R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSINode",
+    "metadata": {"name": "n1"}, "spec": {"drivers": [{"name": "pd.csi.storage.gke.io",
+      "nodeID": "n1", "topologyKeys": ["topology.gke.io/zone"], "allocatable": {"count": 15}}]}})");
+  auto decoded_csinode = decodeCSINode(csinode);
+  ASSERT_TRUE(decoded_csinode.ok()) << decoded_csinode.error().message;
+  EXPECT_EQ(decoded_csinode->drivers.at(0).allocatableCount, 15);
+  EXPECT_EQ(encodeCSINode(*decoded_csinode), csinode);
+
+  const json driver = parse(R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver",
+    "metadata": {"name": "pd.csi.storage.gke.io"},
+    "spec": {"attachRequired": true, "storageCapacity": true}})");
+  auto decoded_driver = decodeCSIDriver(driver);
+  ASSERT_TRUE(decoded_driver.ok()) << decoded_driver.error().message;
+  EXPECT_EQ(encodeCSIDriver(*decoded_driver), driver);
+
+  const json capacity = parse(R"({"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+    "metadata": {"name": "cap-a", "namespace": "kube-system"}, "storageClassName": "fast",
+    "nodeTopology": {"matchLabels": {"topology.kubernetes.io/zone": "a"}},
+    "capacity": "100Gi", "maximumVolumeSize": "50Gi"})");
+  auto decoded_capacity = decodeCSIStorageCapacity(capacity);
+  ASSERT_TRUE(decoded_capacity.ok()) << decoded_capacity.error().message;
+  EXPECT_EQ(encodeCSIStorageCapacity(*decoded_capacity), capacity);
+}
+
+TEST(Decode, StorageObjectErrorsNameTheObjectAndField) {
+  auto pv = decodePersistentVolume(
+      json::parse(R"({"metadata": {"name": "pv-1"}, "spec": {"capacity": {"storage": "ten"}}})"));
+  ASSERT_FALSE(pv.ok());
+  EXPECT_EQ(pv.error().message.rfind("persistentvolume pv-1: spec.capacity.storage: ", 0), 0u)
+      << pv.error().message;
+  auto csinode = decodeCSINode(json::parse(
+      R"({"metadata": {"name": "n1"}, "spec": {"drivers": [{"name": "d", "allocatable": {"count": "x"}}]}})"));
+  ASSERT_FALSE(csinode.ok());
+  EXPECT_EQ(csinode.error().message,
+            "csinode n1: spec.drivers[0].allocatable.count: expected int32, got string");
+}
+
+TEST(Decode, PodVolumesKeepTheDiskIdentity) {
+  auto pod = decodePod(json::parse(R"({"metadata": {"name": "p", "namespace": "d"},
+    "spec": {"containers": [], "volumes": [
+      {"name": "a", "gcePersistentDisk": {"pdName": "disk-1", "readOnly": true}},
+      {"name": "b", "rbd": {"image": "img", "pool": "rbd", "monitors": ["m1", "m2"]}},
+      {"name": "c", "csi": {"driver": "ebs.csi.aws.com"}}]}})"));
+  ASSERT_TRUE(pod.ok()) << pod.error().message;
+  const auto& v = pod->spec.volumes;
+  EXPECT_EQ(v[0].disk, "disk-1");
+  EXPECT_TRUE(v[0].readOnly);
+  EXPECT_EQ(v[1].disk, "img");
+  EXPECT_EQ(v[1].rbdPool, "rbd");
+  EXPECT_EQ(v[1].rbdMonitors, (std::vector<std::string>{"m1", "m2"}));
+  EXPECT_EQ(v[2].csiDriver, "ebs.csi.aws.com");
+  auto again = decodePod(encodePod(*pod));
+  ASSERT_TRUE(again.ok()) << again.error().message;
+  EXPECT_EQ(encodePod(*again), encodePod(*pod));
+}
+
 }  // namespace berth::api
