@@ -27,6 +27,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -435,10 +436,17 @@ int run(const std::vector<std::string>& args) {
   // The churn runs until the measured pods are bound; then every pod it made must be bound too.
   std::atomic<bool> measuring{true};
   std::atomic<int> churned{0};
+  std::mutex churnMu;
+  std::vector<Clock::time_point> churnCreated;  // guarded by churnMu
+  std::vector<double> churnLatenciesMs;
   std::thread churner;
   if (workload.churn) {
     churner = std::thread([&] {
       for (auto next = Clock::now(); measuring; next += workload.churnInterval) {
+        {
+          std::lock_guard lock(churnMu);
+          churnCreated.push_back(Clock::now());
+        }
         (void)store.create(
             Resource::Pods, "perf",
             shaped("churn-" + std::to_string(churned.load()), "perf", workload.churn));
@@ -471,6 +479,12 @@ int run(const std::vector<std::string>& args) {
     seen[name] = true;
     if (name.rfind("churn-", 0) == 0) {
       ++churnBound;
+      std::lock_guard lock(churnMu);
+      const auto index = static_cast<size_t>(std::stoi(name.substr(6)));
+      if (index < churnCreated.size()) {
+        churnLatenciesMs.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - churnCreated[index]).count());
+      }
       continue;
     }
     auto now = Clock::now();
@@ -519,6 +533,8 @@ int run(const std::vector<std::string>& args) {
     result["churn_interval_ms"] = workload.churnInterval.count();
     result["churn_pods"] = churned.load();
     result["churn_bound"] = churnBound;
+    result["churn_p50_ms"] = percentile(churnLatenciesMs, 0.50);
+    result["churn_p99_ms"] = percentile(churnLatenciesMs, 0.99);
     result["init_pods_evicted"] = evicted;
   }
   if (asJson) {
@@ -531,8 +547,9 @@ int run(const std::vector<std::string>& args) {
               << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw.binds
               << "/s, with each binding's Scheduled event " << raw.bindsAndEvents << " pods/s";
     if (workload.churn) {
-      std::cout << "; churn pods " << churned << " (" << churnBound << " bound), init pods evicted "
-                << evicted;
+      std::cout << "; churn pods " << churned << " (" << churnBound << " bound, p50 "
+                << result["churn_p50_ms"] << " ms, p99 " << result["churn_p99_ms"]
+                << " ms create-to-bound), init pods evicted " << evicted;
     }
     std::cout << "\n";
   }
