@@ -26,6 +26,10 @@ echo "image archive: build/berth-image.oci.tar ($(du -m build/berth-image.oci.ta
 
 echo "== benchmark smoke (the numbers in docs/benchmarks.md come from a full run) (at ${SECONDS} s)"
 build/bin/berth_bench --benchmark_filter='BM_SchedulePods/500/' --benchmark_min_time=0.01 >/dev/null
+# End to end through HTTP, a few seconds: every measured pod and every preemptor (each evicting
+# three or four victims) must be bound, or berth-perf exits non-zero.
+build/bin/berth-perf --workload preemption --nodes 50 --init-pods 200 --pods 50 \
+  --churn-interval 10ms >/dev/null
 
 echo "== asan+ubsan build (clang -O0) with the fuzz targets (at ${SECONDS} s)"
 CXX=clang++ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_CXX_FLAGS_DEBUG=-O0 -g1" \

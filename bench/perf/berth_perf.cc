@@ -4,39 +4,42 @@
 // server's raw binding rate driven by the same client library (the physical limit here), and the
 // rate of a binding plus its Scheduled event (the daemon's own writes per pod, with no scheduling).
 //
-//   berth-perf [--workload NAME] [--nodes N] [--init-pods N] [--pods M] [--config FILE] [--json]
+//   berth-perf [--workload NAME] [--nodes N] [--init-pods N] [--pods M] [--churn-interval D]
+//              [--config FILE] [--json]
 //
 // Workloads are modelled on scheduler_perf's (test/integration/scheduler_perf): `basic` (identical
 // pods owned by one ReplicaSet, SchedulingBasic), `anti-affinity` (required, hostname),
 // `affinity` (required, zone, one zone), `preferred-affinity`, `preferred-anti-affinity`
 // (hostname, weight 1), `spread` and `preferred-spread` (zone maxSkew 5, DoNotSchedule /
-// ScheduleAnyway, 3 zones). Their init pods are created already bound, where the scheduler would
-// have put them, before the daemon starts; only the measured pods are scheduled.
+// ScheduleAnyway, 3 zones), and `preemption` (PreemptionAsync: 4-cpu nodes each holding four
+// low-priority 900m pods, a high-priority 3-cpu pod created every 200 ms while the measured 100m
+// pods are scheduled; each preemptor evicts three or four victims). Their init pods are created
+// already bound, where the scheduler would have put them, before the daemon starts; only the
+// measured pods (and the preemptors) are scheduled.
 
-#include <fcntl.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <chrono>
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
-#include <sstream>
+#include <mutex>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "cmd/berth/flags.h"
+#include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
 #include "pkg/client/rest.h"
-
-extern char** environ;
+#include "tests/support/berth_process.h"
 
 namespace berth::perf {
 namespace {
@@ -45,9 +48,9 @@ using json = nlohmann::json;
 using Clock = std::chrono::steady_clock;
 using apiserver::Resource;
 
-json makeNode(int i, const std::string& zone) {
+json makeNode(int i, const std::string& zone, const std::string& cpu, const std::string& memory) {
   std::string name = "node-" + std::to_string(i);
-  json allocatable = {{"cpu", "32"}, {"memory", "128Gi"}, {"pods", "110"}};
+  json allocatable = {{"cpu", cpu}, {"memory", memory}, {"pods", "110"}};
   return {{"apiVersion", "v1"},
           {"kind", "Node"},
           {"metadata",
@@ -76,16 +79,27 @@ json podAffinityTerm(const std::string& color, const std::string& topologyKey) {
           {"namespaces", kTermNamespaces}};
 }
 
-// One workload: its default sizes, each node's zone, where init pod i is bound, and how a pod of
-// the workload differs from the plain template.
+void setRequests(json& pod, const std::string& cpu, const std::string& memory) {
+  pod["spec"]["containers"][0]["resources"]["requests"] = {{"cpu", cpu}, {"memory", memory}};
+}
+
+// One workload: its default sizes, each node's size and zone, where init pod i is bound, how a
+// measured pod (`shape`) and an init pod (`initShape`, default `shape`) differ from the plain
+// template, and the pods created every `churnInterval` while the measured pods are scheduled
+// (scheduler_perf's churn op; none when `churn` is unset).
 struct Workload {
   std::string name;
   int64_t nodes = 5000;
   int64_t initPods = 0;
   int64_t pods = 5000;
+  std::string nodeCpu = "32";
+  std::string nodeMemory = "128Gi";
   std::function<std::string(int node)> zone = [](int i) { return "zone-" + std::to_string(i % 3); };
   std::function<void(json& pod)> shape = [](json&) {};
+  std::function<void(json& pod)> initShape{};
   std::function<int(int init, int nodes)> initNode = [](int i, int nodes) { return i % nodes; };
+  std::function<void(json& pod)> churn{};
+  std::chrono::milliseconds churnInterval{200};
 };
 
 std::vector<Workload> workloads() {
@@ -153,6 +167,25 @@ std::vector<Workload> workloads() {
     };
     all.push_back(w);
   }
+  // PreemptionAsync/5000Nodes: the templates node-default (4 cpu, 32Gi), pod-low-priority (900m,
+  // 500Mi, no priority, terminationGracePeriodSeconds 0), pod-high-priority (priority 10, 3 cpu)
+  // and pod-default (100m, 500Mi).
+  Workload preemption{.name = "preemption",
+                      .nodes = 5000,
+                      .initPods = 20000,
+                      .pods = 5000,
+                      .nodeCpu = "4",
+                      .nodeMemory = "32Gi"};
+  preemption.shape = [](json& pod) { setRequests(pod, "100m", "500Mi"); };
+  preemption.initShape = [](json& pod) {
+    setRequests(pod, "900m", "500Mi");
+    pod["spec"]["terminationGracePeriodSeconds"] = 0;
+  };
+  preemption.churn = [](json& pod) {
+    setRequests(pod, "3", "500Mi");
+    pod["spec"]["priority"] = 10;
+  };
+  all.push_back(preemption);
   return all;
 }
 
@@ -239,6 +272,32 @@ RawRates rawRates(apiserver::Store& store, const std::string& url, int rounds, i
   return {count / bindSeconds, count / bothSeconds};
 }
 
+// The daemon ready to schedule: serving (on the free port it picked and logged) and answering
+// /readyz with 200, which it does once every informer it runs (pods, nodes and each kind a plugin
+// reads) has listed. An error carries the end of the daemon's log.
+util::Result<uint16_t> waitUntilReady(test::BerthProcess& daemon, std::chrono::seconds limit) {
+  auto failed = [&](const std::string& what) {
+    return util::invalidArgument("berth " + what + "; its log ends:\n" + daemon.logTail(3000));
+  };
+  auto line = daemon.waitForLogLine({"Serving securely"}, limit);
+  if (!line) return failed("did not start serving");
+  const std::string address = test::logField(*line, "address").value_or("");
+  const std::string_view digits = std::string_view(address).substr(address.rfind(':') + 1);
+  uint16_t port = 0;
+  if (std::from_chars(digits.data(), digits.data() + digits.size(), port).ec != std::errc() ||
+      port == 0) {
+    return failed("logged no port in \"" + *line + "\"");
+  }
+  const auto deadline = Clock::now() + limit;
+  while (Clock::now() < deadline) {
+    if (!daemon.running()) return failed("exited");
+    auto reply = test::httpsGet(port, "/readyz", {}, std::chrono::seconds(5));
+    if (reply.ok() && reply->code == 200) return port;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return failed("was not ready within " + std::to_string(limit.count()) + " s");
+}
+
 int run(const std::vector<std::string>& args) {
   std::string workloadName = "basic";
   int64_t nodes = -1;
@@ -247,14 +306,18 @@ int run(const std::vector<std::string>& args) {
   bool asJson = false;
   std::string configPath;
   std::string berthBinary = BERTH_BINARY;
+  std::chrono::milliseconds churnInterval{-1};
   cmd::FlagSet flags;
   flags.addString("workload", &workloadName,
                   "basic, anti-affinity, affinity, preferred-affinity, preferred-anti-affinity, "
-                  "spread or preferred-spread");
+                  "spread, preferred-spread or preemption");
   flags.addInt("nodes", &nodes, "Nodes in the cluster (default: the workload's)");
   flags.addInt("init-pods", &initPods,
                "Pods bound before the daemon starts (default: the workload's)");
   flags.addInt("pods", &pods, "Pending pods to create and wait for (default: the workload's)");
+  flags.addDuration("churn-interval", &churnInterval,
+                    "How often the workload's churn pod is created while the measured pods are "
+                    "scheduled (default: the workload's; 0: no churn)");
   flags.addString("config", &configPath, "KubeSchedulerConfiguration for the daemon");
   flags.addString("berth", &berthBinary, "The berth binary to run");
   flags.addBool("json", &asJson, "Print one JSON object");
@@ -268,13 +331,20 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "Error: unknown workload \"" << workloadName << "\"\n";
     return 2;
   }
-  const Workload& workload = *found;
+  Workload workload = *found;
+  if (churnInterval.count() == 0) workload.churn = nullptr;
+  if (churnInterval.count() > 0) workload.churnInterval = churnInterval;
   if (nodes < 0) nodes = workload.nodes;
   if (initPods < 0) initPods = workload.initPods;
   if (pods < 0) pods = workload.pods;
-  auto shaped = [&](const std::string& name, const std::string& scheduler, const std::string& ns) {
-    json pod = makePod(name, scheduler, ns);
-    workload.shape(pod);
+  if (nodes == 0 && initPods > 0) {
+    std::cerr << "Error: --init-pods " << initPods << " needs at least one node\n";
+    return 2;
+  }
+  auto shaped = [&](const std::string& name, const std::string& ns,
+                    const std::function<void(json&)>& shape) {
+    json pod = makePod(name, "berth", ns);
+    shape(pod);
     return pod;
   };
 
@@ -282,16 +352,23 @@ int run(const std::vector<std::string>& args) {
   apiserver::StoreOptions storeOptions;
   storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000;
   apiserver::Store store(storeOptions);
-  for (int i = 0; i < nodes; ++i)
-    (void)store.create(Resource::Nodes, "", makeNode(i, workload.zone(i)));
+  for (const char* ns : {"perf", "sched-setup"}) {
+    (void)store.create(Resource::Namespaces, "",
+                       {{"apiVersion", "v1"}, {"kind", "Namespace"}, {"metadata", {{"name", ns}}}});
+  }
+  for (int i = 0; i < nodes; ++i) {
+    (void)store.create(Resource::Nodes, "",
+                       makeNode(i, workload.zone(i), workload.nodeCpu, workload.nodeMemory));
+  }
   (void)store.create(
       Resource::ReplicaSets, "perf",
       {{"apiVersion", "apps/v1"},
        {"kind", "ReplicaSet"},
        {"metadata", {{"name", "perf"}, {"namespace", "perf"}, {"uid", "perf-rs-uid"}}},
        {"spec", {{"selector", {{"matchLabels", {{"app", "perf"}}}}}}}});
+  const auto& initShape = workload.initShape ? workload.initShape : workload.shape;
   for (int i = 0; i < initPods; ++i) {
-    json pod = shaped("init-" + std::to_string(i), "berth", "sched-setup");
+    json pod = shaped("init-" + std::to_string(i), "sched-setup", initShape);
     pod["spec"]["nodeName"] =
         "node-" + std::to_string(workload.initNode(i, static_cast<int>(nodes)));
     (void)store.create(Resource::Pods, "sched-setup", pod);
@@ -301,44 +378,42 @@ int run(const std::vector<std::string>& args) {
     std::cerr << "Error: " << server.error().message << "\n";
     return 1;
   }
+  // Victims are deleted with their own grace period (0 for the preemption workload's); anything
+  // deleted gracefully is finalized as a kubelet would, within a second.
+  apiserver::KubeletStandIn kubelets(store, std::chrono::seconds(1));
 
   std::string dir = "/tmp/berth-perf-" + std::to_string(getpid());
   std::string kubeconfig = dir + "-kubeconfig";
-  std::ofstream(kubeconfig) << json{
-      {"apiVersion", "v1"},
-      {"kind", "Config"},
-      {"clusters", {{{"name", "perf"}, {"cluster", {{"server", (*server)->url()}}}}}},
-      {"users", {{{"name", "perf"}, {"user", json::object()}}}},
-      {"contexts", {{{"name", "perf"}, {"context", {{"cluster", "perf"}, {"user", "perf"}}}}}},
-      {"current-context", "perf"}}.dump();
+  struct Removed {
+    const std::string& path;
+    ~Removed() { std::remove(path.c_str()); }
+  } removeKubeconfig{kubeconfig};
+  if (auto written = test::writeKubeconfig(kubeconfig, (*server)->url()); !written.ok()) {
+    std::cerr << "Error: " << written.error().message << "\n";
+    return 1;
+  }
   // The daemon writes no client-side limit of its own here: kube-api-qps is set high so the
-  // benchmark measures scheduling and the wire, as scheduler_perf does.
-  std::vector<std::string> daemonArgs = {berthBinary,      "run",    "--kubeconfig",     kubeconfig,
-                                         "--kube-api-qps", "100000", "--kube-api-burst", "100000"};
+  // benchmark measures scheduling and the wire, as scheduler_perf does. It serves on a free port
+  // (several berth-perf runs may share a machine) and runs without leader election, as
+  // scheduler_perf's scheduler does.
+  std::vector<std::string> daemonArgs = {
+      "run",    "--kubeconfig", kubeconfig, "--kube-api-qps", "100000",    "--kube-api-burst",
+      "100000", "--port",       "0",        "--bind-address", "127.0.0.1", "--leader-elect=false"};
   if (!configPath.empty()) {
     daemonArgs.push_back("--config");
     daemonArgs.push_back(configPath);
   }
-  std::vector<char*> argv;
-  for (std::string& a : daemonArgs) argv.push_back(a.data());
-  argv.push_back(nullptr);
   std::string logPath = dir + ".log";
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 2, logPath.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0644);
-  pid_t pid = 0;
-  if (posix_spawn(&pid, berthBinary.c_str(), &actions, nullptr, argv.data(), environ) != 0) {
-    std::cerr << "Error: cannot start " << berthBinary << "\n";
+  std::remove(logPath.c_str());
+  auto spawned = test::BerthProcess::spawn(berthBinary, daemonArgs, logPath);
+  if (!spawned.ok()) {
+    std::cerr << "Error: " << spawned.error().message << "\n";
     return 1;
   }
-  posix_spawn_file_actions_destroy(&actions);
-
-  // Ready when every informer watches: pods, nodes, and the five kinds the inter-pod plugins read.
-  constexpr int kDaemonWatches = 7;
-  auto readyBy = Clock::now() + std::chrono::seconds(60);
-  while ((*server)->activeWatches() < kDaemonWatches && Clock::now() < readyBy) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  test::BerthProcess& daemon = **spawned;
+  if (auto ready = waitUntilReady(daemon, std::chrono::seconds(300)); !ready.ok()) {
+    std::cerr << "Error: " << ready.error().message << "\n";
+    return 1;
   }
 
   apiserver::WatchOptions watchOptions;
@@ -346,27 +421,55 @@ int run(const std::vector<std::string>& args) {
   auto watch = store.watch(Resource::Pods, "perf", watchOptions);
   if (!watch.ok()) {
     std::cerr << "Error: watch: " << watch.error().status.message << "\n";
-    kill(pid, SIGTERM);
     return 1;
   }
-  std::unordered_map<std::string, Clock::time_point> createdAt;
-  createdAt.reserve(static_cast<size_t>(pods));
   std::vector<double> latenciesMs;
   Clock::time_point firstBind{}, lastBind{};
-  std::atomic<bool> creating{true};
-  std::vector<std::pair<std::string, Clock::time_point>> created(static_cast<size_t>(pods));
+  std::vector<Clock::time_point> created(static_cast<size_t>(pods));
   std::thread creator([&] {
     for (int i = 0; i < pods; ++i) {
-      std::string name = "pod-" + std::to_string(i);
-      created[static_cast<size_t>(i)] = {name, Clock::now()};
-      (void)store.create(Resource::Pods, "perf", shaped(name, "berth", "perf"));
+      created[static_cast<size_t>(i)] = Clock::now();
+      (void)store.create(Resource::Pods, "perf",
+                         shaped("pod-" + std::to_string(i), "perf", workload.shape));
     }
-    creating = false;
   });
+  // The churn runs until the measured pods are bound; then every pod it made must be bound too.
+  std::atomic<bool> measuring{true};
+  std::atomic<int> churned{0};
+  std::mutex churnMu;
+  std::vector<Clock::time_point> churnCreated;  // guarded by churnMu
+  std::vector<double> churnLatenciesMs;
+  std::thread churner;
+  if (workload.churn) {
+    churner = std::thread([&] {
+      for (auto next = Clock::now(); measuring; next += workload.churnInterval) {
+        {
+          std::lock_guard lock(churnMu);
+          churnCreated.push_back(Clock::now());
+        }
+        (void)store.create(
+            Resource::Pods, "perf",
+            shaped("churn-" + std::to_string(churned.load()), "perf", workload.churn));
+        ++churned;
+        std::this_thread::sleep_until(next + workload.churnInterval);
+      }
+    });
+  }
   int bound = 0;
+  int churnBound = 0;
+  bool daemonExited = false;
   auto deadline = Clock::now() + std::chrono::seconds(600);
+  auto checkedAt = Clock::now();
   std::unordered_map<std::string, bool> seen;
-  while (bound < pods && Clock::now() < deadline && watch.ok()) {
+  auto done = [&] { return bound >= pods && (measuring || churnBound >= churned); };
+  while (!done() && Clock::now() < deadline && watch.ok()) {
+    if (Clock::now() - checkedAt > std::chrono::milliseconds(500)) {
+      checkedAt = Clock::now();
+      if (!daemon.running()) {
+        daemonExited = true;
+        break;
+      }
+    }
     auto event = (*watch)->next(std::chrono::milliseconds(200));
     if (!event || event->type != apiserver::WatchEvent::Type::Modified) continue;
     const json& object = event->object;
@@ -374,22 +477,45 @@ int run(const std::vector<std::string>& args) {
     std::string name = object["metadata"].value("name", "");
     if (seen[name]) continue;
     seen[name] = true;
+    if (name.rfind("churn-", 0) == 0) {
+      ++churnBound;
+      std::lock_guard lock(churnMu);
+      const auto index = static_cast<size_t>(std::stoi(name.substr(6)));
+      if (index < churnCreated.size()) {
+        churnLatenciesMs.push_back(
+            std::chrono::duration<double, std::milli>(Clock::now() - churnCreated[index]).count());
+      }
+      continue;
+    }
     auto now = Clock::now();
     if (bound == 0) firstBind = now;
     lastBind = now;
     ++bound;
     size_t index = static_cast<size_t>(std::stoi(name.substr(4)));
-    latenciesMs.push_back(
-        std::chrono::duration<double, std::milli>(now - created[index].second).count());
+    latenciesMs.push_back(std::chrono::duration<double, std::milli>(now - created[index]).count());
+    if (bound == pods) {
+      // No churn pod is made after this, so `churned` is final while the rest are awaited.
+      measuring = false;
+      if (churner.joinable()) churner.join();
+    }
   }
+  measuring = false;
   creator.join();
-  long rssKiB = peakRssKiB(pid);
-  kill(pid, SIGTERM);
-  int status = 0;
-  waitpid(pid, &status, 0);
+  if (churner.joinable()) churner.join();
+  const long rssKiB = peakRssKiB(daemon.pid());
+  if (!done()) {
+    std::cerr << "Error: " << bound << " of " << pods << " pods and " << churnBound << " of "
+              << churned << " churn pods bound"
+              << (daemonExited ? ": berth exited" : " when the wait ended") << "; its log ends:\n"
+              << daemon.logTail(3000) << "\n";
+  }
+  daemon.terminate();
 
   double span = std::chrono::duration<double>(lastBind - firstBind).count();
   double podsPerSecond = span > 0 ? static_cast<double>(bound - 1) / span : 0;
+  auto initLeft = store.list(Resource::Pods, "sched-setup");
+  const int64_t evicted =
+      initPods - (initLeft.ok() ? static_cast<int64_t>(initLeft->items.size()) : initPods);
   const RawRates raw = rawRates(store, (*server)->url(), 10, 500, 16);
   json result = {{"workload", workload.name},
                  {"nodes", nodes},
@@ -403,6 +529,14 @@ int run(const std::vector<std::string>& args) {
                  {"raw_bind_per_second", raw.binds},
                  {"raw_bind_and_event_per_second", raw.bindsAndEvents},
                  {"config", configPath.empty() ? "default" : configPath}};
+  if (workload.churn) {
+    result["churn_interval_ms"] = workload.churnInterval.count();
+    result["churn_pods"] = churned.load();
+    result["churn_bound"] = churnBound;
+    result["churn_p50_ms"] = percentile(churnLatenciesMs, 0.50);
+    result["churn_p99_ms"] = percentile(churnLatenciesMs, 0.99);
+    result["init_pods_evicted"] = evicted;
+  }
   if (asJson) {
     std::cout << result.dump() << "\n";
   } else {
@@ -411,10 +545,15 @@ int run(const std::vector<std::string>& args) {
               << " pods/s (first to last bind), p50 " << result["p50_ms"] << " ms, p99 "
               << result["p99_ms"] << " ms create-to-bound, daemon peak RSS "
               << result["daemon_peak_rss_mib"] << " MiB; raw binding rate " << raw.binds
-              << "/s, with each binding's Scheduled event " << raw.bindsAndEvents << " pods/s\n";
+              << "/s, with each binding's Scheduled event " << raw.bindsAndEvents << " pods/s";
+    if (workload.churn) {
+      std::cout << "; churn pods " << churned << " (" << churnBound << " bound, p50 "
+                << result["churn_p50_ms"] << " ms, p99 " << result["churn_p99_ms"]
+                << " ms create-to-bound), init pods evicted " << evicted;
+    }
+    std::cout << "\n";
   }
-  std::remove(kubeconfig.c_str());
-  return bound == pods ? 0 : 1;
+  return done() ? 0 : 1;
 }
 
 }  // namespace

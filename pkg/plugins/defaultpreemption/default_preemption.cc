@@ -3,13 +3,17 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "pkg/framework/snapshot.h"
 #include "pkg/labels/selector.h"
+#include "pkg/log/log.h"
 #include "pkg/plugins/names.h"
 
 namespace berth::plugins::defaultpreemption {
@@ -46,9 +50,52 @@ bool terminatingByPreemption(const api::Pod& pod) {
   return false;
 }
 
+// The part of spec.selector that does not parse, and why: the first matchLabels entry or
+// matchExpressions item that fails on its own (`whole` is the error of the selector as a whole).
+std::pair<std::string, std::string> invalidSelectorPart(const api::LabelSelector& selector,
+                                                        const std::string& whole) {
+  for (const auto& [key, value] : selector.matchLabels) {
+    const api::LabelSelector one{.matchLabels = {{key, value}}, .matchExpressions = {}};
+    if (auto s = labels::Selector::fromLabelSelector(one); !s.ok()) {
+      return {"spec.selector.matchLabels", s.error().message};
+    }
+  }
+  for (size_t i = 0; i < selector.matchExpressions.size(); ++i) {
+    const api::LabelSelector one{.matchLabels = {},
+                                 .matchExpressions = {selector.matchExpressions[i]}};
+    if (auto s = labels::Selector::fromLabelSelector(one); !s.ok()) {
+      return {"spec.selector.matchExpressions[" + std::to_string(i) + "]", s.error().message};
+    }
+  }
+  return {"spec.selector", whole};
+}
+
+// Logs a PodDisruptionBudget whose selector does not parse once per process (per object and
+// problem), not once per preemption attempt and candidate node.
+void warnInvalidBudgetSelector(const api::PodDisruptionBudget& pdb, const std::string& whole) {
+  static std::mutex mu;
+  static std::set<std::tuple<std::string, std::string, std::string, std::string>> warned;
+  auto [field, why] = invalidSelectorPart(*pdb.selector, whole);
+  {
+    std::lock_guard lock(mu);
+    if (!warned
+             .emplace(log::ref(pdb.metadata.namespace_, pdb.metadata.name), pdb.metadata.uid, field,
+                      why)
+             .second) {
+      return;
+    }
+  }
+  log::warning(
+      "PodDisruptionBudget has an invalid selector; preemption treats it as matching no "
+      "pod",
+      {{"podDisruptionBudget", log::ref(pdb.metadata.namespace_, pdb.metadata.name)},
+       {"field", field},
+       {"error", why}});
+}
+
 // The disruptions each PodDisruptionBudget of a namespace still allows, counted down as victims
-// are chosen (upstream's filterPodsWithPDBViolation). A PDB whose selector does not parse, or is
-// empty, matches no pod.
+// are chosen (upstream's filterPodsWithPDBViolation). A PDB whose selector does not parse (logged
+// once), or is empty, matches no pod.
 class DisruptionBudgets {
  public:
   explicit DisruptionBudgets(const framework::ClusterObjects* objects) : objects_(objects) {}
@@ -82,6 +129,8 @@ class DisruptionBudgets {
       if (pdb->selector) {
         if (auto s = labels::Selector::fromLabelSelector(*pdb->selector); s.ok()) {
           b.selector = std::move(*s);
+        } else {
+          warnInvalidBudgetSelector(*pdb, s.error().message);
         }
       }
       budgets.push_back(std::move(b));

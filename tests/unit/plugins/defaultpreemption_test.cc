@@ -12,6 +12,7 @@
 
 #include "pkg/algorithm/generic_scheduler.h"
 #include "pkg/framework/cluster_objects.h"
+#include "pkg/log/log.h"
 #include "pkg/plugins/defaultpreemption/default_preemption.h"
 #include "pkg/plugins/registry.h"
 #include "pkg/util/random.h"
@@ -237,6 +238,66 @@ TEST(DefaultPreemption, BudgetWithInvalidSelectorProtectsNothing) {
   Victims v = p.victimsOn(preemptor(10, "1"), "n1", s);
   ASSERT_TRUE(s.isSuccess()) << s.message();
   EXPECT_EQ(v.numPDBViolations, 0);
+}
+
+// Upstream skips a budget whose selector does not parse; berth also says so, once per budget.
+TEST(DefaultPreemption, BudgetWithInvalidSelectorIsSkippedAndLoggedOnce) {
+  // Fresh uids, so that a repeated run (--gtest_repeat) sees objects not logged yet.
+  static int runs = 0;
+  const std::string uid = std::to_string(++runs);
+  auto badOperator = std::make_shared<api::PodDisruptionBudget>(*pdb("bad-operator", {}, 0));
+  badOperator->metadata.uid = "bad-operator-" + uid;
+  badOperator->selector =
+      api::LabelSelector{.matchLabels = {{"app", "a"}},
+                         .matchExpressions = {{.key = "tier", .op = "Exists", .values = {}},
+                                              {.key = "app", .op = "Foo", .values = {"a"}}}};
+  auto badValue =
+      std::make_shared<api::PodDisruptionBudget>(*pdb("bad-value", {{"app", "not a value!"}}, 0));
+  badValue->metadata.uid = "bad-value-" + uid;
+  // A valid budget beside them still protects its pod.
+  auto valid = pdb("protect-b", {{"app", "b"}}, 0);
+  Preemption p({node("n1", "2"), node("n2", "2")},
+               {bound("a", "n1", 1, "2").label("app", "a").label("tier", "web").obj(),
+                bound("b", "n2", 1, "2").label("app", "b").obj()},
+               {badOperator, badValue, valid});
+
+  log::configure(log::Format::Text, 0);
+  testing::internal::CaptureStderr();
+  for (int i = 0; i < 3; ++i) {
+    Outcome o = p.run(preemptor(10, "2"));
+    ASSERT_TRUE(o.status.isSuccess()) << o.status.message();
+    EXPECT_EQ(o.result.nominatedNode, "n1");  // n2's pod is protected; n1's budgets are skipped
+    EXPECT_EQ(o.victims(), std::vector<std::string>{"a"});
+  }
+  const std::string logged = testing::internal::GetCapturedStderr();
+
+  auto count = [&](const std::string& needle) {
+    size_t n = 0;
+    for (size_t at = logged.find(needle); at != std::string::npos;
+         at = logged.find(needle, at + 1)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(count("PodDisruptionBudget has an invalid selector"), 2u) << logged;
+  EXPECT_EQ(count(R"(podDisruptionBudget="default/bad-operator" )"
+                  R"(field="spec.selector.matchExpressions[1]")"),
+            1u)
+      << logged;
+  EXPECT_EQ(count(R"(is not a valid pod selector operator)"), 1u) << logged;
+  EXPECT_EQ(count(R"(podDisruptionBudget="default/bad-value" field="spec.selector.matchLabels")"),
+            1u)
+      << logged;
+  EXPECT_EQ(count("protect-b"), 0u) << logged;
+}
+
+TEST(DefaultPreemption, PodWithoutPriorityIsAVictimOfAnyHigherPriority) {
+  Preemption p({node("n1", "2")},
+               {MakePod().name("none").uid("none").node("n1").req({{"cpu", "2"}}).obj()});
+  Outcome o = p.run(preemptor(1, "2"));
+  ASSERT_TRUE(o.status.isSuccess()) << o.status.message();
+  EXPECT_EQ(o.result.nominatedNode, "n1");
+  EXPECT_EQ(o.victims(), std::vector<std::string>{"none"});
 }
 
 TEST(DefaultPreemption, PrefersTheNodeWhereNoBudgetIsViolated) {
