@@ -62,6 +62,10 @@ void Scheduler::addEventHandlers() {
     if (api::isTerminal(*pod))
       logIfFailed(cache_.updatePod(pod), "Scheduler cache UpdatePod failed", *pod);
     logIfFailed(cache_.removePod(*pod), "Scheduler cache RemovePod failed", *pod);
+    {
+      std::lock_guard lock(preempting_mu_);
+      evicted_.erase(pod->metadata.uid);
+    }
     queue_->movePodsOnEvent(framework::events::kAssignedPodDelete, {.oldPod = pod.get()});
   };
   feeds_.pods->addEventHandlers(std::move(podHandlers));

@@ -95,6 +95,10 @@ bool Scheduler::preemptVictim(const Preemption& p, const framework::PodInfo& vic
   auto latest = feeds_.pods->get(refOf(pod));
   if (!latest || latest->metadata.uid != pod.metadata.uid) return true;
   if (latest->metadata.deletionTimestamp) return true;
+  {
+    std::lock_guard lock(preempting_mu_);
+    if (evicted_.contains(pod.metadata.uid)) return true;
+  }
 
   if (auto patch = disruptionTargetPatch(*latest, p.preemptor->spec.schedulerName,
                                          api::toTimestamp(clock_.systemNow()))) {
@@ -112,10 +116,17 @@ bool Scheduler::preemptVictim(const Preemption& p, const framework::PodInfo& vic
       wait *= kPatchFactor;
     }
   }
+  // Recorded before the DELETE: its watch event may be handled before the DELETE's answer.
+  {
+    std::lock_guard lock(preempting_mu_);
+    evicted_.insert(pod.metadata.uid);
+  }
   if (auto r = api_.deletePod(ns, name, pod.metadata.uid);
       !r.ok() && r.error().code != util::ErrorCode::NotFound) {
     log::error(r.error().message, "Preempted pod",
                {{"pod", refOf(pod)}, {"preemptor", refOf(*p.preemptor)}});
+    std::lock_guard lock(preempting_mu_);
+    evicted_.erase(pod.metadata.uid);
     return false;
   }
   log::info(

@@ -202,6 +202,9 @@ class Scheduler {
   std::atomic<int64_t> bindings_in_flight_{0};
   std::mutex preempting_mu_;
   std::set<std::string> preempting_;  // preemptors (namespace/name) whose writes are in flight
+  // Victims (uid) deleted by a preemption whose deletion the pod informer has not shown yet: a
+  // preemptor retried before then may choose them again, and must not evict them twice.
+  std::set<std::string> evicted_;
   std::stop_source preemption_stop_;  // cancels the retry waits at shutdown
   // Destroyed second: preemptions still queued finish while what they use is alive.
   util::WorkerPool preemptors_;

@@ -395,13 +395,14 @@ TEST_F(SchedulerTest, StopFinishesBindingsInFlightAndBindsNothingTwice) {
 class FakePreemption final : public framework::PostFilterPlugin {
  public:
   static constexpr std::string_view kName = "FakePreemption";
-  explicit FakePreemption(std::function<std::vector<framework::PodInfoPtr>()> victims)
-      : victims_(std::move(victims)) {}
+  // Preempts for "high" on its first `times` attempts.
+  FakePreemption(std::function<std::vector<framework::PodInfoPtr>()> victims, int times)
+      : victims_(std::move(victims)), times_(times) {}
   std::string_view name() const override { return kName; }
   framework::Status postFilter(framework::CycleState&, const framework::PodInfo& pod,
                                const framework::Diagnosis&,
                                framework::PostFilterResult& result) const override {
-    if (pod->metadata.name != "high" || calls_++ > 0) {
+    if (pod->metadata.name != "high" || calls_++ >= times_) {
       return framework::Status(framework::Code::Unschedulable,
                                std::string_view("preemption: nothing to do"));
     }
@@ -412,6 +413,7 @@ class FakePreemption final : public framework::PostFilterPlugin {
 
  private:
   std::function<std::vector<framework::PodInfoPtr>()> victims_;
+  const int times_;
   mutable std::atomic<int> calls_{0};
 };
 
@@ -419,12 +421,12 @@ class PreemptionTest : public SchedulerTest {
  protected:
   void configure(SchedulerOptions& options) override {
     registry_ = plugins::makeInTreeRegistry();
-    auto added =
-        registry_.add(std::string(FakePreemption::kName), [this](const framework::Handle&) {
-          return util::Result<framework::PluginPtr>(std::make_unique<FakePreemption>([this] {
-            return std::vector<framework::PodInfoPtr>{framework::makePodInfo(victim_)};
-          }));
-        });
+    auto added = registry_.add(std::string(FakePreemption::kName), [this](
+                                                                       const framework::Handle&) {
+      return util::Result<framework::PluginPtr>(std::make_unique<FakePreemption>(
+          [this] { return std::vector<framework::PodInfoPtr>{framework::makePodInfo(victim_)}; },
+          preemptions_));
+    });
     ASSERT_TRUE(added.ok());
     options.registry = &registry_;
     options.config.profiles[0].plugins.postFilter.enabled.push_back(
@@ -489,6 +491,7 @@ class PreemptionTest : public SchedulerTest {
 
   framework::runtime::Registry registry_;
   api::PodPtr victim_;
+  int preemptions_ = 1;  // set before start()
 };
 
 TEST_F(PreemptionTest, WritesInUpstreamOrderThenBindsThePreemptorOnceItsVictimIsGone) {
@@ -538,6 +541,26 @@ TEST_F(PreemptionTest, WritesInUpstreamOrderThenBindsThePreemptorOnceItsVictimIs
   ASSERT_EQ(bound.size(), 1u);
   EXPECT_EQ(bound.at("default/high"), std::vector<std::string>{"n1"});
   EXPECT_EQ(api_.binds().size(), 1u);
+}
+
+TEST_F(PreemptionTest, VictimChosenAgainBeforeItsDeletionIsSeenIsNotEvictedTwice) {
+  // The preemptor is retried before the informer shows the victim's deletion, and preemption
+  // picks the same victim again: its writes are not repeated.
+  preemptions_ = 2;
+  pods_->add(withPriority(pendingPod("high", "4"), 100));
+  start();
+  // Each attempt ends in one status patch of the preemptor: two preemptions, then the fake's
+  // "nothing to do".
+  ASSERT_TRUE(eventually([&] {
+    clock_.advance(std::chrono::seconds(20));  // past any backoff
+    return std::ranges::count_if(writesAbout({"default/high"}),
+                                 [](const std::string& w) { return w.starts_with("patch"); }) >= 3;
+  })) << ::testing::PrintToString(api_.writes());
+  stop();
+  const std::vector<std::string> want = {"patch default/low DisruptionTarget=True",
+                                         "delete default/low uid-low",
+                                         "event Preempted default/low"};
+  EXPECT_EQ(writesAbout({"default/low"}), want);
 }
 
 TEST_F(PreemptionTest, NoCandidateClearsTheNominationInTheOneStatusPatch) {
