@@ -152,5 +152,15 @@ TEST_F(FirstError, RefusedConnectionIsTheFirstErrorLine) {
   std::cout << "first connection error after " << took.count() << " ms\n";
 }
 
+TEST_F(FirstError, ForbiddenListNamesTheResource) {
+  ASSERT_NO_FATAL_FAILURE(startServer());
+  server_->failRequestsFor(std::chrono::minutes(5), 403);
+  runUntilLine(writeKubeconfig(server_->url(), ""),
+               {"Failed to list", "resource=\"pods\"", "(403 "});
+  ASSERT_FALSE(HasFailure());
+  // Not retried by the client: a 403 does not go away by itself.
+  EXPECT_EQ(berth_->log().find("Request failed; retrying"), std::string::npos) << berth_->log();
+}
+
 }  // namespace
 }  // namespace berth
