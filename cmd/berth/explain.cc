@@ -78,6 +78,7 @@ util::Result<PodRef> parsePodRef(const std::string& arg) {
 // --namespace.
 std::vector<std::string> expandNamespaceShorthand(const std::vector<std::string>& args) {
   std::vector<std::string> out;
+  out.reserve(args.size());
   for (const std::string& a : args) {
     if (a == "-n") {
       out.emplace_back("--namespace");

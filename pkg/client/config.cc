@@ -239,9 +239,7 @@ Result<ExecConfig> parseExec(const json& obj, const std::string& field, const st
   if (!clusterInfo.ok()) {
     return clusterInfo.error();
   }
-  if (*clusterInfo) {
-    e.cluster = json::object();  // filled from the context's cluster once it is known
-  }
+  e.provideClusterInfo = *clusterInfo;  // filled in from the context's cluster
   Result<std::string> mode = getString(obj, "interactiveMode", field);
   if (!mode.ok()) {
     return mode.error();
@@ -601,12 +599,12 @@ Result<void> applyUser(const User& u, std::string_view name, const FileReader& r
     if (e.command.find('/') != std::string::npos) {
       e.command = resolvePath(path, e.command);
     }
-    if (!e.cluster.is_null()) {
-      e.cluster["server"] = out.server;
-      if (!out.tlsServerName.empty()) e.cluster["tls-server-name"] = out.tlsServerName;
-      if (out.insecureSkipTLSVerify) e.cluster["insecure-skip-tls-verify"] = true;
-      if (!out.caPem.empty())
-        e.cluster["certificate-authority-data"] = util::encodeBase64(out.caPem);
+    if (e.provideClusterInfo) {
+      json cluster = {{"server", out.server}};
+      if (!out.tlsServerName.empty()) cluster["tls-server-name"] = out.tlsServerName;
+      if (out.insecureSkipTLSVerify) cluster["insecure-skip-tls-verify"] = true;
+      if (!out.caPem.empty()) cluster["certificate-authority-data"] = util::encodeBase64(out.caPem);
+      e.clusterInfo = cluster.dump();
     }
     out.exec = std::move(e);
     return {};

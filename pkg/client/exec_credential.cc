@@ -7,7 +7,8 @@
 
 #include <array>
 #include <cerrno>
-#include <cstring>
+#include <nlohmann/json.hpp>
+#include <system_error>
 
 #include "pkg/api/time.h"
 #include "pkg/log/log.h"
@@ -102,7 +103,8 @@ Result<std::string> readAll(int fd) {
       continue;
     }
     if (n < 0) {
-      return execError(std::string("exec: reading the plugin's output: ") + std::strerror(errno));
+      return execError("exec: reading the plugin's output: " +
+                       std::generic_category().message(errno));
     }
     if (n == 0) {
       return out;
@@ -142,11 +144,13 @@ class Spawn {
       posix_spawn_file_actions_addopen(&actions_, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
     }
     std::vector<char*> args;
+    args.reserve(argv.size() + 1);
     for (const std::string& a : argv) {
       args.push_back(const_cast<char*>(a.c_str()));
     }
     args.push_back(nullptr);
     std::vector<char*> envp;
+    envp.reserve(env.size() + 1);
     for (const std::string& e : env) {
       envp.push_back(const_cast<char*>(e.c_str()));
     }
@@ -186,8 +190,8 @@ class Spawn {
 
 std::string execInfo(const ExecConfig& config, bool interactive) {
   json spec = json::object();
-  if (!config.cluster.is_null()) {
-    spec["cluster"] = config.cluster;
+  if (!config.clusterInfo.empty()) {
+    spec["cluster"] = json::parse(config.clusterInfo, nullptr, /*allow_exceptions=*/false);
   }
   spec["interactive"] = interactive;
   return json{{"kind", "ExecCredential"}, {"apiVersion", config.apiVersion}, {"spec", spec}}.dump();
@@ -271,7 +275,8 @@ Result<ExecCredential> runExecPlugin(const ExecConfig& config, bool allowInterac
     return execError(std::move(message));
   }
   if (rc != 0) {
-    return execError("exec: starting " + config.command + ": " + std::strerror(rc));
+    return execError("exec: starting " + config.command + ": " +
+                     std::generic_category().message(rc));
   }
   Result<std::string> output = readAll(spawn.readFd());
   spawn.closeRead();

@@ -9,7 +9,6 @@
 // dropped when the server answers 401, so the next call runs the command again.
 
 #include <mutex>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -31,8 +30,9 @@ struct ExecConfig {
   std::vector<std::pair<std::string, std::string>> env;
   std::string installHint;  // shown when the command is not found
   InteractiveMode interactiveMode = InteractiveMode::IfAvailable;
-  // With provideClusterInfo, spec.cluster of KUBERNETES_EXEC_INFO (server, CA...); else null.
-  nlohmann::json cluster;
+  bool provideClusterInfo = false;
+  // With provideClusterInfo, spec.cluster of KUBERNETES_EXEC_INFO (server, CA...) as JSON text.
+  std::string clusterInfo;
 };
 
 struct ExecCredential {

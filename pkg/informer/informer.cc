@@ -1,6 +1,5 @@
 #include "pkg/informer/informer.h"
 
-
 #include "pkg/log/log.h"
 
 namespace berth::informer {

@@ -27,8 +27,8 @@ struct VModuleRule {
   int level = 0;
 };
 
-// --vmodule: the rules, and each call site file's level once computed (keyed by the
-// source_location's file name, a string literal that lives as long as the program).
+// --vmodule: the rules, and each call site file's level once computed (keyed by the call site's
+// file name, a string literal that lives as long as the program).
 struct VModule {
   std::atomic<bool> active{false};
   std::mutex mu;
@@ -154,9 +154,9 @@ void appendTextHeader(std::string& out, const Record& r) {
   out += ' ';
   appendInt(out, r.pid, 7, ' ');
   out += ' ';
-  out += baseName(r.where.file_name());
+  out += baseName(r.where.file);
   out += ':';
-  appendInt(out, r.where.line(), 0, ' ');
+  appendInt(out, r.where.line, 0, ' ');
   out += "] ";
 }
 
@@ -168,9 +168,9 @@ std::string formatJson(const Record& r) {
   std::string out = "{\"ts\":";
   appendJson(out, json(static_cast<double>(micros) / 1000.0));
   out += ",\"caller\":";
-  std::string caller(shortCaller(r.where.file_name()));
+  std::string caller(shortCaller(r.where.file));
   caller += ':';
-  caller += std::to_string(r.where.line());
+  caller += std::to_string(r.where.line);
   appendJson(out, json(caller));
   out += ",\"msg\":";
   appendJson(out, json(r.msg));
@@ -193,7 +193,7 @@ std::string formatJson(const Record& r) {
 }
 
 void emit(Severity severity, int v, std::string_view msg, Fields fields, std::string_view err,
-          const std::source_location& where) {
+          const Location& where) {
   static const int pid = static_cast<int>(getpid());
   const Record record{.severity = severity,
                       .v = v,
@@ -212,6 +212,16 @@ void emit(Severity severity, int v, std::string_view msg, Fields fields, std::st
   std::fwrite(line.data(), 1, line.size(), stderr);
 }
 
+// klog.KObj's JSON: {"name":..,"namespace":..}, the namespace omitted when empty.
+json refJson(const ObjectRef& r) {
+  json out = json::object();
+  out["name"] = r.name;
+  if (!r.namespace_.empty()) {
+    out["namespace"] = r.namespace_;
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string ObjectRef::str() const { return ref(namespace_, name); }
@@ -220,13 +230,7 @@ ObjectRef kobj(std::string_view ns, std::string_view name) {
   return ObjectRef{std::string(ns), std::string(name)};
 }
 
-Field::Field(std::string_view k, const ObjectRef& r) : key(k), objectRef(true) {
-  value = json::object();
-  value["name"] = r.name;
-  if (!r.namespace_.empty()) {
-    value["namespace"] = r.namespace_;
-  }
-}
+Field::Field(std::string_view k, const ObjectRef& r) : key(k), value(refJson(r)), objectRef(true) {}
 
 util::Result<Format> parseFormat(std::string_view text) {
   if (text == "text") return Format::Text;
@@ -283,23 +287,23 @@ util::Result<void> setVModule(std::string_view spec) {
 
 int verbosity() { return g_verbosity.load(); }
 
-bool enabled(int level, std::source_location where) {
+bool enabled(int level, Location where) {
   if (level <= g_verbosity.load(std::memory_order_relaxed)) {
     return true;
   }
   VModule& vm = vmodule();
-  return vm.active.load(std::memory_order_relaxed) && level <= levelOfFile(vm, where.file_name());
+  return vm.active.load(std::memory_order_relaxed) && level <= levelOfFile(vm, where.file);
 }
 
-void info(int level, std::string_view msg, Fields fields, std::source_location where) {
+void info(int level, std::string_view msg, Fields fields, Location where) {
   if (enabled(level, where)) emit(Severity::Info, level, msg, fields, {}, where);
 }
 
-void warning(std::string_view msg, Fields fields, std::source_location where) {
+void warning(std::string_view msg, Fields fields, Location where) {
   emit(Severity::Warning, 0, msg, fields, {}, where);
 }
 
-void error(std::string_view err, std::string_view msg, Fields fields, std::source_location where) {
+void error(std::string_view err, std::string_view msg, Fields fields, Location where) {
   emit(Severity::Error, 0, msg, fields, err, where);
 }
 

@@ -8,16 +8,15 @@
 //         bound pod to node","v":2,"pod":{"name":"web-1","namespace":"default"},"node":"n1"}
 //
 // A message is a constant sentence plus key/value fields (klog.InfoS), kept in call order. The
-// call site (file:line) comes from std::source_location, a default argument, so call sites stay
-// `log::info(2, "msg", {{"k", v}})`. `--v N` enables info messages of verbosity <= N, as klog's
-// V(N), and `--vmodule` raises it per file; errors and warnings always print. Each message is one
-// write of one whole line to stderr, so lines from threads never interleave.
+// call site (file:line) is a default argument, so call sites stay `log::info(2, "msg", {{"k",
+// v}})`. `--v N` enables info messages of verbosity <= N, as klog's V(N), and `--vmodule` raises it
+// per file; errors and warnings always print. Each message is one write of one whole line to
+// stderr, so lines from threads never interleave.
 
 #include <chrono>
 #include <functional>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
-#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -27,6 +26,16 @@ namespace berth::log {
 
 enum class Format { Text, Json };
 enum class Severity : char { Info = 'I', Warning = 'W', Error = 'E' };
+
+// A call site. std::source_location would do, but clang 14 cannot build libstdc++'s; the
+// builtins, as default arguments, name the caller in both compilers.
+struct Location {
+  const char* file = "";
+  int line = 0;
+  static constexpr Location here(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return Location{file, line};
+  }
+};
 
 // klog.KObj / klog.KRef: written "namespace/name" in text and {"name":..,"namespace":..} in JSON;
 // the namespace is omitted for cluster-scoped objects.
@@ -65,15 +74,13 @@ void configure(Format format, int verbosity);
 util::Result<void> setVModule(std::string_view spec);
 int verbosity();
 // klog's V(level).Enabled() at the call site: worth building an expensive message?
-bool enabled(int level, std::source_location where = std::source_location::current());
+bool enabled(int level, Location where = Location::here());
 
-void info(int level, std::string_view msg, Fields fields = {},
-          std::source_location where = std::source_location::current());
-void warning(std::string_view msg, Fields fields = {},
-             std::source_location where = std::source_location::current());
+void info(int level, std::string_view msg, Fields fields = {}, Location where = Location::here());
+void warning(std::string_view msg, Fields fields = {}, Location where = Location::here());
 // `err` is the error's text, rendered as the field "err" (klog.ErrorS).
 void error(std::string_view err, std::string_view msg, Fields fields = {},
-           std::source_location where = std::source_location::current());
+           Location where = Location::here());
 
 // "namespace/name", or "name" for cluster-scoped objects (klog.KRef's text).
 std::string ref(std::string_view ns, std::string_view name);
@@ -86,7 +93,7 @@ struct Record {
   std::string_view msg;
   std::string_view err;  // errors only
   Fields fields;
-  std::source_location where;
+  Location where;
   std::chrono::system_clock::time_point time;
   int pid = 0;
 };

@@ -646,8 +646,8 @@ TEST(Kubeconfig, ExecPluginIsReadWithItsArgsEnvAndClusterInfo) {
   EXPECT_EQ(e.env[0], (std::pair<std::string, std::string>{"AWS_PROFILE", "ops"}));
   EXPECT_EQ(e.installHint, "brew install get-token");
   EXPECT_EQ(e.interactiveMode, InteractiveMode::Never);
-  EXPECT_EQ(e.cluster.dump(), std::string(R"({"certificate-authority-data":")") +
-                                  std::string(kCaData) + R"(","server":"https://10.0.0.1:6443"})");
+  EXPECT_EQ(e.clusterInfo, std::string(R"({"certificate-authority-data":")") +
+                               std::string(kCaData) + R"(","server":"https://10.0.0.1:6443"})");
   EXPECT_EQ(cfg->bearerToken, "");
 
   // v1beta1 defaults interactiveMode to IfAvailable; a bare command name is looked up on PATH.
@@ -658,7 +658,7 @@ TEST(Kubeconfig, ExecPluginIsReadWithItsArgsEnvAndClusterInfo) {
   ASSERT_TRUE(b.ok()) << b.error().message;
   EXPECT_EQ(b->exec->command, "aws");
   EXPECT_EQ(b->exec->interactiveMode, InteractiveMode::IfAvailable);
-  EXPECT_TRUE(b->exec->cluster.is_null());
+  EXPECT_TRUE(b->exec->clusterInfo.empty());
 }
 
 TEST(Kubeconfig, ContextNamespaceIsKept) {

@@ -83,7 +83,8 @@ TEST_F(ExecPluginTest, RunsTheCommandWithArgsEnvAndExecInfo) {
   c.args = {"--cluster", "prod east"};
   c.env = {{"AWS_PROFILE", "ops-profile"}};
   c.interactiveMode = InteractiveMode::IfAvailable;
-  c.cluster = {{"server", "https://10.0.0.1:6443"}};
+  c.provideClusterInfo = true;
+  c.clusterInfo = R"({"server":"https://10.0.0.1:6443"})";
   auto cred = runExecPlugin(c, /*allowInteractive=*/false);
   ASSERT_TRUE(cred.ok()) << cred.error().message;
   EXPECT_EQ(cred->token, "tok-1");

@@ -34,8 +34,8 @@ class LogTest : public ::testing::Test {
 };
 
 // The call site every golden line below names.
-const std::source_location kWhere = std::source_location::current();
-const std::string kLine = std::to_string(kWhere.line());
+const Location kWhere = Location::here();
+const std::string kLine = std::to_string(kWhere.line);
 
 std::string format(Format format, Severity severity, int v, std::string_view msg, Fields fields,
                    std::string_view err = {}) {
