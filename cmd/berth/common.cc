@@ -4,6 +4,7 @@
 
 #include <csignal>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -50,6 +51,34 @@ util::Result<void> checkOutput(const std::string& output) {
   return util::invalidArgument("--output: must be table or json, got \"" + output + "\"");
 }
 
+namespace {
+
+std::string environment(const std::string& name) {
+  // Read at startup, before any thread starts; berth never sets variables.
+  const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
+  return std::string(value ? value : "");
+}
+
+}  // namespace
+
+util::Result<client::RestConfig> loadKubectlConfig(const std::string& kubeconfig,
+                                                   const std::string& context) {
+  if (!kubeconfig.empty()) return loadClientConfig(kubeconfig, context);
+  auto exists = [](const std::string& path) {
+    std::error_code ec;
+    return std::filesystem::exists(path, ec);
+  };
+  auto loaded = client::loadKubeconfigFiles(client::kubeconfigSearchPaths(environment), context,
+                                            readFile, exists);
+  if (loaded.ok() || loaded.error().code != util::ErrorCode::NotFound) return loaded;
+  if (environment("KUBERNETES_SERVICE_HOST").empty()) {
+    return util::invalidArgument(loaded.error().message +
+                                 ": pass --kubeconfig PATH or set KUBECONFIG, or run berth in a "
+                                 "pod, where the service account is used");
+  }
+  return client::inClusterConfig(environment, readFile);
+}
+
 util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
                                                   const std::string& context) {
   if (!kubeconfig.empty()) {
@@ -57,11 +86,7 @@ util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
     if (!text.ok()) return text.error().wrap("--kubeconfig");
     return client::loadKubeconfig(*text, kubeconfig, context, readFile);
   }
-  auto getenv = [](const std::string& name) {
-    // Read at startup, before any thread starts; berth never sets variables.
-    const char* value = std::getenv(name.c_str());  // NOLINT(concurrency-mt-unsafe)
-    return std::string(value ? value : "");
-  };
+  auto getenv = environment;
   if (getenv("KUBERNETES_SERVICE_HOST").empty()) {
     return util::invalidArgument(
         "no API server configuration: pass --kubeconfig PATH (or set clientConnection.kubeconfig "

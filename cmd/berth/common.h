@@ -32,6 +32,12 @@ util::Result<void> checkOutput(const std::string& output);
 util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
                                                   const std::string& context);
 
+// What `berth explain` connects with, as kubectl: the kubeconfig at `path` when given, else
+// $KUBECONFIG's files merged (or ~/.kube/config), else the pod's in-cluster configuration. Exec
+// credential plugins may prompt on the terminal there.
+util::Result<client::RestConfig> loadKubectlConfig(const std::string& kubeconfig,
+                                                   const std::string& context);
+
 // Blocks SIGINT and SIGTERM in every thread started after this call and returns a stop_source
 // whose stop is requested when one arrives (from a dedicated signal thread). Call first in main.
 std::stop_source stopOnSignals();

@@ -1,6 +1,6 @@
-// `berth explain NAMESPACE/POD`: reads the nodes and pods of the live cluster, runs one pod through
-// the simulate pipeline (the daemon's framework and plugins, nothing bound) and prints each node's
-// verdict. Only reads: it never writes to the API server.
+// `berth explain [NAMESPACE/]POD [-n NAMESPACE]`: reads the nodes and pods of the live cluster,
+// runs one pod through the simulate pipeline (the daemon's framework and plugins, nothing bound)
+// and prints each node's verdict. Only reads: it never writes to the API server.
 
 #include "cmd/berth/explain.h"
 
@@ -38,10 +38,16 @@ that name, berth never schedules the pod (it is left to the scheduler of that na
 so first, then shows how berth's first profile would place it. A pod already bound (spec.nodeName
 set) is reported as bound to its node and not scheduled again.
 
+The cluster is found as kubectl finds it: --kubeconfig, else the files of $KUBECONFIG (merged as
+kubectl merges them), else ~/.kube/config, else the pod's service account. Exec credential plugins
+(aws eks get-token, gke-gcloud-auth-plugin, kubelogin) run as kubectl runs them. The pod's
+namespace is -n/--namespace, or the NAMESPACE/ prefix, or the context's namespace, or "default".
+
 Usage:
-  berth explain NAMESPACE/POD [flags]
+  berth explain [NAMESPACE/]POD [-n NAMESPACE] [flags]
 
 Examples:
+  berth explain web -n default
   berth explain default/web --kubeconfig ~/.kube/config
   berth explain shop/postgres-0 --config scheduler.yaml --output json
 
@@ -56,14 +62,37 @@ struct PodRef {
   std::string name;
 };
 
+// NAMESPACE/POD or POD; a bare name leaves the namespace empty for the caller to choose.
 util::Result<PodRef> parsePodRef(const std::string& arg) {
   const size_t slash = arg.find('/');
+  if (slash == std::string::npos && !arg.empty()) return PodRef{"", arg};
   if (slash == std::string::npos || slash == 0 || slash + 1 == arg.size() ||
       arg.find('/', slash + 1) != std::string::npos) {
     return util::invalidArgument("argument \"" + arg +
-                                 "\": want NAMESPACE/POD, for example default/web");
+                                 "\": want POD or NAMESPACE/POD, for example web or default/web");
   }
   return PodRef{arg.substr(0, slash), arg.substr(slash + 1)};
+}
+
+// kubectl's -n: the flag set has no shorthands, so "-n NS", "-n=NS" and "-nNS" become
+// --namespace.
+std::vector<std::string> expandNamespaceShorthand(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  out.reserve(args.size());
+  for (const std::string& a : args) {
+    if (a == "-n") {
+      out.emplace_back("--namespace");
+    } else if (a.starts_with("-n=")) {
+      out.push_back("--namespace=" + a.substr(3));
+    } else if (a.starts_with("-n") && !a.starts_with("--")) {
+      out.push_back("--namespace=" + a.substr(2));
+    } else {
+      out.push_back(a);
+    }
+    if (a == "--") break;
+  }
+  for (size_t i = out.size(); i < args.size(); ++i) out.push_back(args[i]);
+  return out;
 }
 
 // Every object of a kind plugins read besides pods and nodes. Without them the plugins see fewer
@@ -288,17 +317,26 @@ int explainCommand(const std::vector<std::string>& args) {
   std::string context;
   std::string configPath;
   std::string output = "table";
+  std::string ns;
   FlagSet flags;
   addClientFlags(flags, &kubeconfig, &context);
+  flags.addString("namespace", &ns,
+                  "The pod's namespace (-n; default: the NAMESPACE/ prefix, else the kubeconfig "
+                  "context's namespace, else \"default\")");
   flags.addString("config", &configPath,
                   "The path to the configuration file (KubeSchedulerConfiguration, "
                   "kubescheduler.config.k8s.io/v1) whose profiles the daemon runs");
   addOutputFlag(flags, &output, " (as 'berth simulate --explain')");
-  const CommandLine cli = flags.parseCommandLine(args, kExplainHelp, /*maxArgs=*/1);
+  const CommandLine cli =
+      flags.parseCommandLine(expandNamespaceShorthand(args), kExplainHelp, /*maxArgs=*/1);
   if (cli.exitCode) return *cli.exitCode;
-  if (cli.args.empty()) return fail("requires one argument, NAMESPACE/POD");
+  if (cli.args.empty()) return fail("requires one argument, POD or NAMESPACE/POD");
   auto ref = parsePodRef(cli.args.front());
   if (!ref.ok()) return fail(ref.error().message);
+  if (!ns.empty() && !ref->ns.empty() && ns != ref->ns) {
+    return fail("argument \"" + cli.args.front() + "\" names namespace \"" + ref->ns +
+                "\" but --namespace is \"" + ns + "\"");
+  }
   if (auto r = checkOutput(output); !r.ok()) return fail(r.error().message);
 
   auto loaded = loadConfiguration(configPath);
@@ -306,15 +344,19 @@ int explainCommand(const std::vector<std::string>& args) {
   const config::Configuration& cfg = *loaded;
   // As `berth run`: the flag wins over the file's clientConnection block.
   if (kubeconfig.empty()) kubeconfig = cfg.clientConnection.kubeconfig;
-  auto restConfig = loadClientConfig(kubeconfig, context);
+  auto restConfig = loadKubectlConfig(kubeconfig, context);
   if (!restConfig.ok()) return fail(restConfig.error().message);
+  if (ref->ns.empty()) ref->ns = !ns.empty() ? ns : restConfig->namespace_;
+  if (ref->ns.empty()) ref->ns = "default";
   for (const std::string& warning : restConfig->warnings) {
     std::cerr << "warning: " << warning << "\n";
   }
   restConfig->qps = static_cast<float>(cfg.clientConnection.qps);
   restConfig->burst = cfg.clientConnection.burst;
   client::initializeClientThreads(1);
-  auto restClient = client::RestClient::create(*restConfig);
+  client::RestOptions restOptions;
+  restOptions.interactiveCredentials = true;  // a person runs explain: a plugin may prompt
+  auto restClient = client::RestClient::create(*restConfig, restOptions);
   if (!restClient.ok()) return fail(restClient.error().message);
   client::RestClient& client = **restClient;
 

@@ -1,5 +1,6 @@
 #include "pkg/client/config.h"
 
+#include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -18,6 +19,9 @@ namespace {
 using nlohmann::json;
 using util::Error;
 using util::Result;
+
+constexpr std::string_view kExecV1 = "client.authentication.k8s.io/v1";
+constexpr std::string_view kExecV1Beta1 = "client.authentication.k8s.io/v1beta1";
 
 // --- Typed access to the decoded document; errors name the field path --------------------------
 
@@ -72,6 +76,7 @@ Result<std::string> getBytes(const json& obj, std::string_view key, std::string_
 // --- The kubeconfig model: every named entry, with the field path it came from -------------------
 
 struct Cluster {
+  std::string file;   // the kubeconfig it came from
   std::string field;  // "clusters[0].cluster"
   std::string server;
   std::string caFile;
@@ -82,17 +87,22 @@ struct Cluster {
 };
 
 struct User {
+  std::string file;
   std::string field;  // "users[0].user"
   std::string certFile, certData, keyFile, keyData;
   std::string token, tokenFile;
-  // The first setting berth cannot honour, reported only if this user is chosen.
+  std::optional<ExecConfig> exec;
+  // The first setting berth cannot honour (or an invalid exec block), reported only if this user
+  // is chosen.
   std::optional<Error> unsupported;
 };
 
 struct Context {
+  std::string file;
   std::string field;  // "contexts[0].context"
   std::string cluster;
   std::string user;
+  std::string namespace_;
 };
 
 struct Kubeconfig {
@@ -138,6 +148,111 @@ Result<Cluster> parseCluster(const json& obj, const std::string& field) {
   return c;
 }
 
+Result<InteractiveMode> parseInteractiveMode(std::string_view text, const std::string& apiVersion,
+                                             const std::string& field, const std::string& name) {
+  if (text.empty()) {
+    // v1beta1 defaults it; v1 requires it (client-go's conversion and validation).
+    if (apiVersion == kExecV1Beta1) {
+      return InteractiveMode::IfAvailable;
+    }
+    return util::invalidArgument(field + ": interactiveMode must be specified for " + name +
+                                 " to use exec authentication plugin");
+  }
+  if (text == "Never") return InteractiveMode::Never;
+  if (text == "IfAvailable") return InteractiveMode::IfAvailable;
+  if (text == "Always") return InteractiveMode::Always;
+  return util::invalidArgument(field + ": invalid interactiveMode for " + name + ": " +
+                               util::quoteGo(text));
+}
+
+// users[].user.exec, checked as client-go's validation checks it.
+Result<ExecConfig> parseExec(const json& obj, const std::string& field, const std::string& name) {
+  if (!obj.is_object()) {
+    return util::invalidArgument(field + ": must be an object");
+  }
+  ExecConfig e;
+  e.user = name;
+  Result<std::string> apiVersion = getString(obj, "apiVersion", field);
+  if (!apiVersion.ok()) {
+    return apiVersion.error();
+  }
+  e.apiVersion = *std::move(apiVersion);
+  if (e.apiVersion.empty()) {
+    return util::invalidArgument(field + ".apiVersion: apiVersion must be specified for " + name +
+                                 " to use exec authentication plugin");
+  }
+  if (e.apiVersion != kExecV1 && e.apiVersion != kExecV1Beta1) {
+    return util::invalidArgument(field + ".apiVersion: exec plugin: invalid apiVersion " +
+                                 util::quoteGo(e.apiVersion) + " (berth runs " +
+                                 std::string(kExecV1) + " and " + std::string(kExecV1Beta1) + ")");
+  }
+  Result<std::string> command = getString(obj, "command", field);
+  if (!command.ok()) {
+    return command.error();
+  }
+  e.command = *std::move(command);
+  if (e.command.empty()) {
+    return util::invalidArgument(field + ".command: command must be specified for " + name +
+                                 " to use exec authentication plugin");
+  }
+  if (const json* args = member(obj, "args"); args != nullptr) {
+    if (!args->is_array()) {
+      return util::invalidArgument(field + ".args: must be a list of strings");
+    }
+    for (size_t i = 0; i < args->size(); ++i) {
+      if (!(*args)[i].is_string()) {
+        return util::invalidArgument(field + ".args[" + std::to_string(i) + "]: must be a string");
+      }
+      e.args.push_back((*args)[i].get<std::string>());
+    }
+  }
+  if (const json* env = member(obj, "env"); env != nullptr) {
+    if (!env->is_array()) {
+      return util::invalidArgument(field + ".env: must be a list of {name, value}");
+    }
+    for (size_t i = 0; i < env->size(); ++i) {
+      const std::string item = field + ".env[" + std::to_string(i) + "]";
+      if (!(*env)[i].is_object()) {
+        return util::invalidArgument(item + ": must be an object");
+      }
+      Result<std::string> var = getString((*env)[i], "name", item);
+      if (!var.ok()) {
+        return var.error();
+      }
+      if (var->empty()) {
+        return util::invalidArgument(item + ".name: env variable name must be specified for " +
+                                     name + " to use exec authentication plugin");
+      }
+      Result<std::string> value = getString((*env)[i], "value", item);
+      if (!value.ok()) {
+        return value.error();
+      }
+      e.env.emplace_back(*std::move(var), *std::move(value));
+    }
+  }
+  Result<std::string> hint = getString(obj, "installHint", field);
+  if (!hint.ok()) {
+    return hint.error();
+  }
+  e.installHint = *std::move(hint);
+  Result<bool> clusterInfo = getBool(obj, "provideClusterInfo", field);
+  if (!clusterInfo.ok()) {
+    return clusterInfo.error();
+  }
+  e.provideClusterInfo = *clusterInfo;  // filled in from the context's cluster
+  Result<std::string> mode = getString(obj, "interactiveMode", field);
+  if (!mode.ok()) {
+    return mode.error();
+  }
+  Result<InteractiveMode> interactive =
+      parseInteractiveMode(*mode, e.apiVersion, field + ".interactiveMode", name);
+  if (!interactive.ok()) {
+    return interactive.error();
+  }
+  e.interactiveMode = *interactive;
+  return e;
+}
+
 Result<User> parseUser(const json& obj, const std::string& field, const std::string& name) {
   User u;
   u.field = field;
@@ -165,12 +280,17 @@ Result<User> parseUser(const json& obj, const std::string& field, const std::str
     }
     *f.out = *std::move(v);
   }
+  if (const json* exec = member(obj, "exec"); exec != nullptr) {
+    // As client-go, a user's exec settings are only checked when a context uses the user.
+    Result<ExecConfig> e = parseExec(*exec, field + ".exec", name);
+    if (!e.ok()) {
+      u.unsupported = e.error();
+      return u;
+    }
+    u.exec = *std::move(e);
+  }
   // Settings that would change who berth is or how it gets credentials: refuse rather than ignore.
-  if (member(obj, "exec") != nullptr) {
-    u.unsupported = Error{
-        util::ErrorCode::Unimplemented,
-        "user " + util::quoteGo(name) + ": exec credential plugins are not supported by berth"};
-  } else if (member(obj, "auth-provider") != nullptr) {
+  if (member(obj, "auth-provider") != nullptr) {
     u.unsupported =
         Error{util::ErrorCode::Unimplemented,
               "user " + util::quoteGo(name) + ": auth-provider plugins are not supported by berth"};
@@ -211,6 +331,11 @@ Result<Context> parseContext(const json& obj, const std::string& field) {
     return user.error();
   }
   c.user = *std::move(user);
+  Result<std::string> ns = getString(obj, "namespace", field);
+  if (!ns.ok()) {
+    return ns.error();
+  }
+  c.namespace_ = *std::move(ns);
   return c;
 }
 
@@ -401,8 +526,9 @@ Result<void> checkTokenSize(const std::string& token, const std::string& path) {
 
 // --- Building the RestConfig from the chosen context ---------------------------------------------
 
-Result<void> applyCluster(const Cluster& c, std::string_view name, std::string_view path,
-                          const FileReader& read, RestConfig& out) {
+Result<void> applyCluster(const Cluster& c, std::string_view name, const FileReader& read,
+                          RestConfig& out) {
+  const std::string& path = c.file;
   if (c.server.empty()) {
     return util::invalidArgument(c.field + ".server: no server found for cluster " +
                                  util::quoteGo(name));
@@ -456,10 +582,32 @@ Result<void> applyCluster(const Cluster& c, std::string_view name, std::string_v
   return {};
 }
 
-Result<void> applyUser(const User& u, std::string_view name, std::string_view path,
-                       const FileReader& read, RestConfig& out) {
+Result<void> applyUser(const User& u, std::string_view name, const FileReader& read,
+                       RestConfig& out) {
+  const std::string& path = u.file;
   if (u.unsupported) {
     return *u.unsupported;
+  }
+  if (u.exec) {
+    if (!u.token.empty() || !u.tokenFile.empty() || !u.certFile.empty() || !u.certData.empty()) {
+      return util::invalidArgument(u.field + ": user " + util::quoteGo(std::string(name)) +
+                                   " sets both exec and a token or client certificate: use one");
+    }
+    ExecConfig e = *u.exec;
+    // As client-go: a relative command with a slash is relative to the kubeconfig; a bare name
+    // is looked up on PATH.
+    if (e.command.find('/') != std::string::npos) {
+      e.command = resolvePath(path, e.command);
+    }
+    if (e.provideClusterInfo) {
+      json cluster = {{"server", out.server}};
+      if (!out.tlsServerName.empty()) cluster["tls-server-name"] = out.tlsServerName;
+      if (out.insecureSkipTLSVerify) cluster["insecure-skip-tls-verify"] = true;
+      if (!out.caPem.empty()) cluster["certificate-authority-data"] = util::encodeBase64(out.caPem);
+      e.clusterInfo = cluster.dump();
+    }
+    out.exec = std::move(e);
+    return {};
   }
   if (!u.certFile.empty() || !u.certData.empty()) {
     // client-go's validation messages, word for word.
@@ -533,14 +681,37 @@ Result<void> applyUser(const User& u, std::string_view name, std::string_view pa
 
 std::string defaultUserAgent() { return std::string("berth/") + BERTH_VERSION; }
 
-Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
-                                  std::string_view context, const FileReader& read) {
-  const std::string prefix = "kubeconfig " + std::string(path);
-  Result<Kubeconfig> parsed = parseKubeconfig(text);
-  if (!parsed.ok()) {
-    return parsed.error().wrap(prefix);
+Result<RestConfig> loadKubeconfigs(const std::vector<KubeconfigFile>& files,
+                                   std::string_view context, const FileReader& read) {
+  std::string allPaths;
+  for (const KubeconfigFile& f : files) {
+    allPaths += (allPaths.empty() ? "" : ":") + f.path;
   }
-  const Kubeconfig& cfg = *parsed;
+  // The first file to set a map key or a value wins; later entries of that name are dropped
+  // whole (kubectl's "never change the value or map key").
+  Kubeconfig cfg;
+  for (const KubeconfigFile& f : files) {
+    Result<Kubeconfig> parsed = parseKubeconfig(f.text);
+    if (!parsed.ok()) {
+      return parsed.error().wrap("kubeconfig " + f.path);
+    }
+    for (auto& [name, c] : parsed->clusters) {
+      c.file = f.path;
+      cfg.clusters.emplace(name, std::move(c));
+    }
+    for (auto& [name, u] : parsed->users) {
+      u.file = f.path;
+      cfg.users.emplace(name, std::move(u));
+    }
+    for (auto& [name, c] : parsed->contexts) {
+      c.file = f.path;
+      cfg.contexts.emplace(name, std::move(c));
+    }
+    if (cfg.currentContext.empty()) {
+      cfg.currentContext = parsed->currentContext;
+    }
+  }
+  const std::string prefix = "kubeconfig " + allPaths;
 
   const std::string contextName = context.empty() ? cfg.currentContext : std::string(context);
   const std::string contextField = context.empty() ? "current-context" : "--context";
@@ -555,17 +726,18 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
         .wrap(prefix);
   }
   const Context& c = ctx->second;
+  const std::string contextPrefix = "kubeconfig " + c.file;
 
   if (c.cluster.empty()) {
     return util::invalidArgument(c.field + ".cluster: cluster was not specified for context " +
                                  util::quoteGo(contextName))
-        .wrap(prefix);
+        .wrap(contextPrefix);
   }
   const auto cluster = cfg.clusters.find(c.cluster);
   if (cluster == cfg.clusters.end()) {
     return util::invalidArgument(c.field + ".cluster: cluster " + util::quoteGo(c.cluster) +
                                  " not found")
-        .wrap(prefix);
+        .wrap(contextPrefix);
   }
   // An empty user means anonymous, as in client-go; a named one must exist (client-go would
   // silently go anonymous, which only surfaces later as 401 or 403).
@@ -574,27 +746,29 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
     const auto it = cfg.users.find(c.user);
     if (it == cfg.users.end()) {
       return util::invalidArgument(c.field + ".user: user " + util::quoteGo(c.user) + " not found")
-          .wrap(prefix);
+          .wrap(contextPrefix);
     }
     user = &it->second;
   }
 
   RestConfig out;
-  if (Result<void> r = applyCluster(cluster->second, c.cluster, path, read, out); !r.ok()) {
-    return r.error().wrap(prefix);
+  if (Result<void> r = applyCluster(cluster->second, c.cluster, read, out); !r.ok()) {
+    return r.error().wrap("kubeconfig " + cluster->second.file);
   }
   if (user != nullptr) {
-    if (Result<void> r = applyUser(*user, c.user, path, read, out); !r.ok()) {
-      return r.error().wrap(prefix);
+    if (Result<void> r = applyUser(*user, c.user, read, out); !r.ok()) {
+      return r.error().wrap("kubeconfig " + user->file);
     }
   }
+  out.namespace_ = c.namespace_;
   // client-go applies TLS settings and credentials only to https servers, so a token never
   // crosses a plain connection.
   if (out.server.starts_with("http://")) {
-    const bool hadCredentials =
-        !out.bearerToken.empty() || !out.tokenFile.empty() || !out.clientCertPem.empty();
+    const bool hadCredentials = !out.bearerToken.empty() || !out.tokenFile.empty() ||
+                                !out.clientCertPem.empty() || out.exec.has_value();
     RestConfig plain;
     plain.server = out.server;
+    plain.namespace_ = out.namespace_;
     if (hadCredentials) {
       plain.warnings.push_back("server " + util::quoteGo(out.server) +
                                " is plain http: the user's credentials are not sent");
@@ -602,6 +776,60 @@ Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
     return plain;
   }
   return out;
+}
+
+Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
+                                  std::string_view context, const FileReader& read) {
+  return loadKubeconfigs({KubeconfigFile{std::string(path), std::string(text)}}, context, read);
+}
+
+std::vector<std::string> kubeconfigSearchPaths(const Env& getenv) {
+  std::vector<std::string> paths;
+  const std::string list = getenv("KUBECONFIG");
+  if (list.empty()) {
+    const std::string home = getenv("HOME");
+    if (!home.empty()) {
+      paths.push_back(home + "/.kube/config");
+    }
+    return paths;
+  }
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t end = list.find(':', start);
+    if (end == std::string::npos) {
+      end = list.size();
+    }
+    std::string path = list.substr(start, end - start);
+    start = end + 1;
+    if (!path.empty() && std::find(paths.begin(), paths.end(), path) == paths.end()) {
+      paths.push_back(std::move(path));
+    }
+  }
+  return paths;
+}
+
+Result<RestConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
+                                       std::string_view context, const FileReader& read,
+                                       const FileExists& exists) {
+  std::vector<KubeconfigFile> files;
+  std::string looked;
+  for (const std::string& path : paths) {
+    looked += (looked.empty() ? "" : ", ") + path;
+    if (!exists(path)) {
+      continue;  // as kubectl: a listed file that does not exist is skipped
+    }
+    Result<std::string> text = read(path);
+    if (!text.ok()) {
+      return text.error().wrap("kubeconfig " + path);
+    }
+    files.push_back(KubeconfigFile{path, *std::move(text)});
+  }
+  if (files.empty()) {
+    return Error{util::ErrorCode::NotFound,
+                 looked.empty() ? "no kubeconfig: neither KUBECONFIG nor HOME is set"
+                                : "no kubeconfig file exists (looked at " + looked + ")"};
+  }
+  return loadKubeconfigs(files, context, read);
 }
 
 Result<RestConfig> inClusterConfig(const Env& getenv, const FileReader& read) {

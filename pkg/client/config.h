@@ -2,14 +2,17 @@
 // Client configuration: where the API server is and how berth proves who it is, read from a
 // kubeconfig file (as kubectl and client-go read it) or from the pod's service account
 // (in-cluster). File and environment access are injected, so these rules run without a filesystem.
-// berth supports certificates, tokens and token files; a kubeconfig user that needs an exec or
-// auth-provider plugin, basic authentication or impersonation is rejected, never half-applied.
+// berth supports certificates, tokens, token files and exec credential plugins; a kubeconfig user
+// that needs an auth-provider plugin, basic authentication or impersonation is rejected, never
+// half-applied. Several files ($KUBECONFIG) merge as kubectl merges them.
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "pkg/client/exec_credential.h"
 #include "pkg/util/result.h"
 
 namespace berth::client {
@@ -18,6 +21,8 @@ namespace berth::client {
 using FileReader = std::function<util::Result<std::string>(const std::string& path)>;
 // Returns an environment variable, empty when unset (as Go's os.Getenv).
 using Env = std::function<std::string(const std::string& name)>;
+// Whether a file exists (kubectl skips $KUBECONFIG entries that do not).
+using FileExists = std::function<bool(const std::string& path)>;
 
 inline constexpr std::string_view kServiceAccountTokenPath =
     "/var/run/secrets/kubernetes.io/serviceaccount/token";
@@ -38,6 +43,10 @@ struct RestConfig {
   // When set, bearerToken was read from this file; the client re-reads it when it changes, since
   // bound service-account tokens rotate.
   std::string tokenFile;
+  // A user whose credentials come from an exec plugin; run by the client, which caches them.
+  std::optional<ExecConfig> exec;
+  // The context's namespace (kubectl's default for -n); empty when the context sets none.
+  std::string namespace_;
   std::string userAgent = defaultUserAgent();
   float qps = 50;  // kube-scheduler's client defaults
   int burst = 100;
@@ -51,6 +60,29 @@ struct RestConfig {
 //   kubeconfig /x/config: contexts[1].context.cluster: cluster "foo" not found
 util::Result<RestConfig> loadKubeconfig(std::string_view text, std::string_view path,
                                         std::string_view context, const FileReader& read);
+
+// One kubeconfig file's path and content.
+struct KubeconfigFile {
+  std::string path;
+  std::string text;
+};
+
+// Several kubeconfigs merged as kubectl merges $KUBECONFIG: the first file to set a value or a
+// map key (a cluster, user or context name) wins, and an entry is never combined with a later
+// file's entry of the same name; each file's relative paths resolve against its own directory.
+// Errors name the file the failing entry came from.
+util::Result<RestConfig> loadKubeconfigs(const std::vector<KubeconfigFile>& files,
+                                         std::string_view context, const FileReader& read);
+
+// Where kubectl looks when no --kubeconfig is given: $KUBECONFIG's files (split on ':', empty
+// and repeated entries dropped), or else $HOME/.kube/config.
+std::vector<std::string> kubeconfigSearchPaths(const Env& getenv);
+
+// kubectl's loading rules over `paths` (kubeconfigSearchPaths): the files that exist, merged.
+// NotFound when none exists, naming where it looked.
+util::Result<RestConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
+                                             std::string_view context, const FileReader& read,
+                                             const FileExists& exists);
 
 // The configuration of a pod's service account: KUBERNETES_SERVICE_HOST/PORT, the token file
 // (kept as tokenFile) and ca.crt. Fails with NotFound when not running in a cluster.

@@ -4,10 +4,10 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <pplx/threadpool.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <functional>
 #include <optional>
@@ -41,6 +41,8 @@ struct Request {
   std::optional<std::string> body;
   std::string contentType;
   bool idempotent = false;
+  // The bearer token the last attempt sent, so a 401 drops that exec credential and no newer one.
+  mutable std::string sentToken;
 };
 
 // A connection error's text; TLS errors carry the packed OpenSSL code, which std::error_code
@@ -200,8 +202,11 @@ struct RestClient::Impl {
   HttpTransportPtr transport;
   std::optional<http::client::http_client> watchClient;
   TokenSource tokens;
+  std::unique_ptr<ExecCredentialSource> exec;  // when the user's credentials come from a plugin
   TokenBucket limiter;
   std::string host;  // "host:port" of the server, the metrics' host label
+  // A retried failure was logged and no call has succeeded since.
+  std::atomic<bool> failing{false};
 
   Impl(const RestConfig& c, RestOptions o)
       : config(c),
@@ -211,6 +216,21 @@ struct RestClient::Impl {
         tokens(c.bearerToken, c.tokenFile, options.tokenCheckInterval, clock),
         limiter(c.qps < 0 ? 0 : (c.qps == 0 ? 5 : c.qps), c.burst == 0 ? 10 : c.burst, clock),
         host(hostOf(c.server)) {}
+
+  // The bearer token for the next attempt: the exec plugin's (run when none is cached or it
+  // expired) or the configured one.
+  ApiResult<std::string> bearerToken(const Request& r) {
+    if (!exec) {
+      r.sentToken = tokens.token();
+      return r.sentToken;
+    }
+    util::Result<ExecCredential> cred = exec->credential();
+    if (!cred.ok()) {
+      return connectionFailure(cred.error().message);
+    }
+    r.sentToken = cred->token;
+    return r.sentToken;
+  }
 
   http::client::http_client_config clientConfig(Duration timeout) const {
     http::client::http_client_config cfg;
@@ -250,8 +270,12 @@ struct RestClient::Impl {
     http::http_headers& h = req.headers();
     h.add(http::header_names::accept, "application/json");
     h.add(http::header_names::user_agent, config.userAgent);
-    if (const std::string token = tokens.token(); !token.empty()) {
-      h.add(http::header_names::authorization, "Bearer " + token);
+    ApiResult<std::string> token = bearerToken(r);
+    if (!token.ok()) {
+      return token.error();
+    }
+    if (!token->empty()) {
+      h.add(http::header_names::authorization, "Bearer " + *token);
     }
     if (r.body) {
       // Bytes, not set_body(std::string): that overload reinterprets a char stream buffer as a
@@ -276,8 +300,11 @@ struct RestClient::Impl {
 
   // One unary attempt: sends and reads the whole answer, on this thread.
   ApiResult<HttpResponse> roundTrip(const Request& r, std::stop_token stop) {
-    const std::string token = tokens.token();
-    const std::string authorization = token.empty() ? std::string() : "Bearer " + token;
+    ApiResult<std::string> token = bearerToken(r);
+    if (!token.ok()) {
+      return token.error();
+    }
+    const std::string authorization = token->empty() ? std::string() : "Bearer " + *token;
     HttpRequest req{.method = r.method,
                     .target = r.path,
                     .body = r.body ? std::optional<std::string_view>(*r.body) : std::nullopt,
@@ -307,6 +334,9 @@ struct RestClient::Impl {
                        std::string_view retryAfter) {
     if (status == 401) {
       tokens.invalidate();  // perhaps the token rotated under us
+      if (exec) {
+        exec->invalidate(r.sentToken);  // client-go runs the plugin again after a 401
+      }
     }
     return decodeFailure(status, r.method, body, retryAfter);
   }
@@ -327,6 +357,10 @@ struct RestClient::Impl {
       } else if (statusOf(*resp) >= 300) {
         failure = failureOf(r, *resp);
       } else {
+        if (failing.exchange(false)) {
+          log::info(2, "Request succeeded after failures",
+                    {{"method", r.method}, {"path", r.path}});
+        }
         return resp;
       }
       if (!r.idempotent || !failure->isTransient() || attempts >= options.retry.maxRetries) {
@@ -336,12 +370,24 @@ struct RestClient::Impl {
       if (failure->retryAfter) {
         wait = std::min<Duration>(*failure->retryAfter, options.retry.maxRetryAfter);
       }
-      log::info(4, "Retrying request",
-                {{"method", r.method},
-                 {"path", r.path},
-                 {"attempt", attempts + 1},
-                 {"waitMs", std::chrono::duration_cast<std::chrono::milliseconds>(wait).count()},
-                 {"err", failure->toString()}});
+      const auto waitMs = std::chrono::duration_cast<std::chrono::milliseconds>(wait).count();
+      // The first failure of a series is what an operator needs at once (an unreachable
+      // server, a wrong CA); its retries, and the failures after it until a call succeeds,
+      // only at V(4).
+      if (!failing.exchange(true)) {
+        log::error(failure->toString(), "Request failed; retrying",
+                   {{"method", r.method},
+                    {"url", config.server + r.path},
+                    {"attempt", attempts + 1},
+                    {"waitMs", waitMs}});
+      } else {
+        log::info(4, "Retrying request",
+                  {{"method", r.method},
+                   {"path", r.path},
+                   {"attempt", attempts + 1},
+                   {"waitMs", waitMs},
+                   {"err", failure->toString()}});
+      }
       if (!clock.sleepFor(wait, stop)) {
         return cancelledFailure();
       }
@@ -378,6 +424,22 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
     return util::Error{util::ErrorCode::Unimplemented,
                        "tls-server-name is not supported by berth's client"};
   }
+  RestConfig effective = config;
+  std::unique_ptr<ExecCredentialSource> exec;
+  if (config.exec) {
+    exec =
+        std::make_unique<ExecCredentialSource>(*config.exec, options.interactiveCredentials,
+                                               options.clock ? *options.clock : util::realClock());
+    // A plugin may answer with a client certificate, which the TLS contexts need now; running
+    // it here also reports a missing or failing plugin before the first request. The
+    // certificate is kept for the client's life (a token is refreshed on expiry and 401).
+    util::Result<ExecCredential> cred = exec->credential();
+    if (!cred.ok()) {
+      return cred.error();
+    }
+    effective.clientCertPem = cred->clientCertPem;
+    effective.clientKeyPem = cred->clientKeyPem;
+  }
   std::optional<boost::asio::ssl::context> tls;
   if (https) {
     try {
@@ -389,19 +451,20 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
           ec);
       // The system's roots, replaced by the kubeconfig's CA when it names one.
       ctx.set_default_verify_paths(ec);
-      if (util::Result<void> r = configureTls(ctx, config); !r.ok()) {
+      if (util::Result<void> r = configureTls(ctx, effective); !r.ok()) {
         return r.error();
       }
     } catch (const std::exception& e) {
       return util::Error{util::ErrorCode::Internal, std::string("TLS setup: ") + e.what()};
     }
   }
-  auto impl = std::make_unique<Impl>(config, std::move(options));
+  auto impl = std::make_unique<Impl>(effective, std::move(options));
+  impl->exec = std::move(exec);
   HttpTransportOptions transportOptions{.timeout = impl->options.requestTimeout,
                                         .maxBodyBytes = kMaxResponseBytes,
                                         .maxIdleConnections = kMaxIdleConnections};
-  auto transport = HttpTransport::create(config.server, std::move(tls),
-                                         !config.insecureSkipTLSVerify, transportOptions);
+  auto transport = HttpTransport::create(effective.server, std::move(tls),
+                                         !effective.insecureSkipTLSVerify, transportOptions);
   if (!transport.ok()) {
     return transport.error();
   }

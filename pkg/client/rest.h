@@ -3,7 +3,9 @@
 // from a RestConfig. It speaks JSON, verifies the server's certificate (against the kubeconfig's
 // CA only, or the system's roots when none is given) unless insecure-skip-tls-verify is set,
 // authenticates with a client certificate and/or a bearer token (re-read from its file when it
-// rotates), and sends User-Agent berth/VERSION.
+// rotates, or run from an exec credential plugin), and sends User-Agent berth/VERSION. The first
+// failure of a series of retried calls is logged at once at the default verbosity, the retries
+// after it at V(4).
 //
 // Every call is synchronous: it blocks the calling thread (never call it from a cpprestsdk
 // continuation) and can be cancelled through its stop token. Calls pass a client-side token
@@ -76,6 +78,9 @@ struct RestOptions {
   util::Random* random = nullptr;
   // Called after every attempt (retries included) on the calling thread; must be cheap.
   std::function<void(const RequestDone&)> onRequest;
+  // Whether an exec credential plugin may prompt on berth's terminal (interactiveMode allowing):
+  // true for the command-line tools, never for the daemon.
+  bool interactiveCredentials = false;
 };
 
 class RestClient {

@@ -1,6 +1,5 @@
 #include "pkg/client/token_source.h"
 
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <cerrno>

@@ -1,7 +1,5 @@
 #include "pkg/informer/informer.h"
 
-#include <spdlog/spdlog.h>
-
 #include "pkg/log/log.h"
 
 namespace berth::informer {

@@ -1,7 +1,5 @@
 #include "pkg/informer/reflector.h"
 
-#include <spdlog/spdlog.h>
-
 #include <utility>
 
 #include "pkg/log/log.h"
@@ -75,8 +73,9 @@ bool Reflector::listAndReplace(std::stop_token stop) {
       [&](const client::ListOptions& page) { return lw_.list(page, stop); }, options, stop);
   if (!list.ok()) {
     if (list.error().kind != ApiFailure::Kind::Cancelled) {
-      log::warning("Failed to list",
-                   {{"resource", options_.name}, {"err", list.error().toString()}});
+      // At the default verbosity on every failure, as client-go's reflector: an unreachable
+      // server, a wrong CA or missing RBAC must show at once.
+      log::error(list.error().toString(), "Failed to list", {{"resource", options_.name}});
     }
     return false;
   }
@@ -106,7 +105,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
                 {{"resource", options_.name}, {"err", f.toString()}});
       return WatchEnd::Relist;
     }
-    log::warning("Failed to watch", {{"resource", options_.name}, {"err", f.toString()}});
+    log::error(f.toString(), "Failed to watch", {{"resource", options_.name}});
     // client-go retries the watch itself when the server is merely unreachable or busy.
     return f.isTransient() ? WatchEnd::RewatchAfterBackoff : WatchEnd::RelistAfterBackoff;
   }

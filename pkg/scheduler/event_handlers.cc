@@ -21,8 +21,7 @@ void Scheduler::addEventHandlers() {
   using NodePtr = std::shared_ptr<const api::Node>;
   auto logIfFailed = [](const util::Result<void>& r, std::string_view what, const api::Pod& pod) {
     if (!r.ok()) {
-      log::error(r.error().message, what,
-                 {{"pod", log::ref(pod.metadata.namespace_, pod.metadata.name)}});
+      log::error(r.error().message, what, {{"pod", log::kobj(pod)}});
     }
   };
 

@@ -36,10 +36,10 @@ bool Scheduler::parkIfPreempting(const queue::QueuedPod& queued) {
   // Upstream's DefaultPreemption PreEnqueue: "waiting for the preemption for this pod to be
   // finished". The end of the writes activates it again.
   log::info(4, "Waiting for the preemption for this pod to be finished",
-            {{"pod", refOf(queued.pod())}});
+            {{"pod", log::kobj(queued.pod())}});
   if (auto r = queue_->addUnschedulableIfNotPresent(queued, framework::Code::Unschedulable);
       !r.ok()) {
-    log::error(r.error().message, "Error occurred", {{"pod", refOf(queued.pod())}});
+    log::error(r.error().message, "Error occurred", {{"pod", log::kobj(queued.pod())}});
   }
   return true;
 }
@@ -49,7 +49,7 @@ void Scheduler::startPreemption(Preemption preemption) {
     m->preemptionVictims(preemption.result.victims.size());
   }
   log::info(2, "Preempting pods to make room",
-            {{"pod", refOf(*preemption.preemptor)},
+            {{"pod", log::kobj(*preemption.preemptor)},
              {"node", preemption.result.nominatedNode},
              {"victims", preemption.result.victims.size()}});
   preemptors_.submit([this, p = std::move(preemption)] { executePreemption(p); });
@@ -75,14 +75,14 @@ void Scheduler::executePreemption(const Preemption& p) {
                                               p.result.nominatedNode)) {
     auto r = api_.patchPodStatus(preemptor.metadata.namespace_, preemptor.metadata.name, *patch);
     if (!r.ok() && r.error().code != util::ErrorCode::NotFound) {
-      log::error(r.error().message, "Error updating pod", {{"pod", refOf(preemptor)}});
+      log::error(r.error().message, "Error updating pod", {{"pod", log::kobj(preemptor)}});
     }
   }
   {
     std::lock_guard lock(preempting_mu_);
     preempting_.erase(refOf(preemptor));
   }
-  if (!ok) log::info(2, "Preemption incomplete; retrying the pod", {{"pod", refOf(preemptor)}});
+  if (!ok) log::info(2, "Preemption incomplete; retrying the pod", {{"pod", log::kobj(preemptor)}});
   // Scheduled again now: it fits once its victims are gone, or the next attempt decides afresh.
   queue_->activate(preemptor);
 }
@@ -110,7 +110,7 @@ bool Scheduler::preemptVictim(const Preemption& p, const framework::PodInfo& vic
       if (!retriable(r.error()) || attempt == kPatchTries ||
           !clock_.sleepFor(wait, preemption_stop_.get_token())) {
         log::error(r.error().message, "Could not add DisruptionTarget condition due to preemption",
-                   {{"pod", refOf(pod)}, {"preemptor", refOf(*p.preemptor)}});
+                   {{"pod", log::kobj(pod)}, {"preemptor", log::kobj(*p.preemptor)}});
         return false;
       }
       wait *= kPatchFactor;
@@ -124,14 +124,15 @@ bool Scheduler::preemptVictim(const Preemption& p, const framework::PodInfo& vic
   if (auto r = api_.deletePod(ns, name, pod.metadata.uid);
       !r.ok() && r.error().code != util::ErrorCode::NotFound) {
     log::error(r.error().message, "Preempted pod",
-               {{"pod", refOf(pod)}, {"preemptor", refOf(*p.preemptor)}});
+               {{"pod", log::kobj(pod)}, {"preemptor", log::kobj(*p.preemptor)}});
     std::lock_guard lock(preempting_mu_);
     evicted_.erase(pod.metadata.uid);
     return false;
   }
-  log::info(
-      3, "Preempted pod",
-      {{"pod", refOf(pod)}, {"preemptor", refOf(*p.preemptor)}, {"node", p.result.nominatedNode}});
+  log::info(3, "Preempted pod",
+            {{"pod", log::kobj(pod)},
+             {"preemptor", log::kobj(*p.preemptor)},
+             {"node", p.result.nominatedNode}});
   p.profile->recorder->record(
       events::podReference(pod), events::podReference(*p.preemptor), "Normal", "Preempted",
       "Preempting",
@@ -156,7 +157,7 @@ void Scheduler::clearLowerPriorityNominations(const Preemption& p) {
                                  {{"status", {{"nominatedNodeName", nullptr}}}});
     if (!r.ok() && r.error().code != util::ErrorCode::NotFound) {
       log::error(r.error().message, "Cannot clear 'NominatedNodeName' field",
-                 {{"pod", refOf(pod)}});
+                 {{"pod", log::kobj(pod)}});
     }
   }
 }

@@ -43,7 +43,7 @@ void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
     return;
   }
   if (parkIfPreempting(queued)) return;
-  log::info(3, "Attempting to schedule pod", {{"pod", podRef(pod)}});
+  log::info(3, "Attempting to schedule pod", {{"pod", log::kobj(pod)}});
   auto attempt = schedulingCycle(queued, *profile);
   const std::string& profileName = profile->framework->profileName();
   if (!attempt.ok()) {
@@ -108,7 +108,7 @@ util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler:
       fitError.diagnosis.postFilterMsg = s.message();
       if (!s.isSuccess() && !s.isRejected()) {
         log::error(s.message(), "Status after running PostFilter plugins for pod",
-                   {{"pod", podRef(queued.pod())}});
+                   {{"pod", log::kobj(queued.pod())}});
       }
       clearNomination = !s.isSuccess() && result.clearNomination;
       if (s.isSuccess() && !result.nominatedNode.empty()) preemption = std::move(result);
@@ -186,13 +186,13 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
       undoAssume(*attempt);
       queue_->done(pod);
       log::info(2, "Pod was bound by someone else; dropping it",
-                {{"pod", podRef(pod)}, {"node", boundTo}});
+                {{"pod", log::kobj(pod)}, {"node", boundTo}});
       return;
     }
   }
   undoAssume(*attempt);
   log::error(status.message(), "Failed to bind pod",
-             {{"pod", podRef(pod)}, {"node", attempt->node}});
+             {{"pod", log::kobj(pod)}, {"node", attempt->node}});
   if (options_.metrics) {
     options_.metrics->scheduleAttempt(fw.profileName(), "error",
                                       clock_.monotonicNow() - attempt->started);
@@ -206,7 +206,7 @@ void Scheduler::undoAssume(Attempt& attempt) {
   attempt.profile->framework->runReservePluginsUnreserve(attempt.state, *attempt.assumed,
                                                          attempt.node);
   if (auto r = cache_.forgetPod(pod); !r.ok()) {
-    log::error(r.error().message, "Scheduler cache ForgetPod failed", {{"pod", podRef(pod)}});
+    log::error(r.error().message, "Scheduler cache ForgetPod failed", {{"pod", log::kobj(pod)}});
   }
 }
 
@@ -216,7 +216,7 @@ void Scheduler::confirmBound(const Attempt& attempt) {
   queue_->done(pod);
   util::Duration took = clock_.monotonicNow() - attempt.started;
   log::info(2, "Successfully bound pod to node",
-            {{"pod", podRef(pod)},
+            {{"pod", log::kobj(pod)},
              {"node", attempt.node},
              {"evaluatedNodes", attempt.evaluatedNodes},
              {"feasibleNodes", attempt.feasibleNodes},
@@ -241,13 +241,13 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
   std::shared_ptr<const api::Pod> latest = feeds_.pods->get(podRef(pod));
   if (!latest) {
     queue_->done(pod);
-    log::info(3, "Pod doesn't exist in informer cache", {{"pod", podRef(pod)}});
+    log::info(3, "Pod doesn't exist in informer cache", {{"pod", log::kobj(pod)}});
     return;
   }
   if (api::isAssigned(*latest)) {
     queue_->done(pod);
     log::info(3, "Pod has been assigned to node. Abort adding it back to queue.",
-              {{"pod", podRef(pod)}, {"node", latest->spec.nodeName}});
+              {{"pod", log::kobj(pod)}, {"node", latest->spec.nodeName}});
     return;
   }
   if (preemption) {
@@ -262,15 +262,15 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
     nominator_.updateFromStatus(latest);
   }
   if (auto r = queue_->addUnschedulableIfNotPresent(queued, code); !r.ok()) {
-    log::error(r.error().message, "Error occurred", {{"pod", podRef(pod)}});
+    log::error(r.error().message, "Error occurred", {{"pod", log::kobj(pod)}});
   }
   // As upstream's handleSchedulingFailure: an error (a PreFilter error, a failed binding) is
   // logged as one and retried with backoff; a pod that fits nowhere waits for a cluster event.
   if (code == Code::Error) {
-    log::error(message, "Error scheduling pod; retrying", {{"pod", podRef(pod)}});
+    log::error(message, "Error scheduling pod; retrying", {{"pod", log::kobj(pod)}});
   } else {
     log::info(2, "Unable to schedule pod; no fit; waiting",
-              {{"pod", podRef(pod)}, {"err", message}});
+              {{"pod", log::kobj(pod)}, {"err", message}});
   }
   if (options_.observer) options_.observer->failed(pod, message);
   if (preemption) {
@@ -288,7 +288,7 @@ void Scheduler::handleFailure(const queue::QueuedPod& queued, const Profile& pro
   binders_.submit([this, ns, name, patch = std::move(*patch)] {
     auto r = api_.patchPodStatus(ns, name, patch);
     if (!r.ok() && r.error().code != util::ErrorCode::NotFound) {
-      log::error(r.error().message, "Error updating pod", {{"pod", log::ref(ns, name)}});
+      log::error(r.error().message, "Error updating pod", {{"pod", log::kobj(ns, name)}});
     }
   });
 }

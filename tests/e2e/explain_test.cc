@@ -8,10 +8,12 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "pkg/apiserver/server.h"
@@ -95,8 +97,10 @@ class Explain : public testing::Test {
     return berth("explain " + args + " --kubeconfig " + kubeconfig_);
   }
 
-  Outcome berth(const std::string& args) {
-    const std::string cmd = std::string(BERTH_BINARY) + " " + args + " 2>" + stderr_path_;
+  // Runs `berth ARGS`; `env` ("NAME=value ...") is put before it in the shell command.
+  Outcome berth(const std::string& args, const std::string& env = "") {
+    const std::string cmd = (env.empty() ? "" : "env " + env + " ") + std::string(BERTH_BINARY) +
+                            " " + args + " 2>" + stderr_path_;
     Outcome r;
     FILE* p = popen(cmd.c_str(), "r");
     if (p == nullptr) return r;
@@ -350,16 +354,78 @@ TEST_F(Explain, BoundPodIsReportedAsBoundNotRescheduled) {
   EXPECT_EQ(parsed["results"][0]["bound"], true);
 }
 
-TEST_F(Explain, ArgumentWithoutNamespaceIsAUsageError) {
-  Outcome r = explain("web");
-  EXPECT_EQ(r.exitCode, 2);
-  EXPECT_NE(r.err.find("argument \"web\": want NAMESPACE/POD, for example default/web"),
-            std::string::npos)
-      << r.err;
+TEST_F(Explain, BarePodNameTakesTheNamespaceFromTheFlagOrTheContext) {
+  create(Resource::Nodes, nodeJson("big", "4"));
+  json web = podJson("web", "1");
+  web["spec"]["nodeName"] = "big";
+  create(Resource::Pods, web);
+  json shop = podJson("web", "1");
+  shop["metadata"]["namespace"] = "shop";
+  shop["spec"]["nodeName"] = "big";
+  create(Resource::Pods, shop);
 
-  Outcome none = berth("explain --kubeconfig " + kubeconfig_);
+  // No namespace anywhere: "default", as kubectl.
+  Outcome r = explain("web");
+  EXPECT_EQ(r.exitCode, 0) << r.err;
+  EXPECT_NE(r.out.find("Pod default/web is bound"), std::string::npos) << r.out;
+  for (const std::string_view flag : {"-n shop", "-n=shop", "-nshop", "--namespace shop"}) {
+    Outcome n = explain("web " + std::string(flag));
+    EXPECT_EQ(n.exitCode, 0) << flag << ": " << n.err;
+    EXPECT_NE(n.out.find("Pod shop/web is bound"), std::string::npos) << flag << ": " << n.out;
+  }
+  Outcome conflict = explain("default/web -n shop");
+  EXPECT_EQ(conflict.exitCode, 2);
+  EXPECT_NE(conflict.err.find("names namespace \"default\" but --namespace is \"shop\""),
+            std::string::npos)
+      << conflict.err;
+
+  // The context's namespace, found through $KUBECONFIG.
+  const std::string withNamespace = kubeconfig_ + "-shop";
+  std::ofstream(withNamespace) << json{
+      {"clusters", {{{"name", "e2e"}, {"cluster", {{"server", server_->url()}}}}}},
+      {"contexts", {{{"name", "e2e"}, {"context", {{"cluster", "e2e"}, {"namespace", "shop"}}}}}},
+      {"current-context", "e2e"}}.dump();
+  Outcome fromContext = berth("explain web", "KUBECONFIG=" + withNamespace);
+  std::remove(withNamespace.c_str());
+  EXPECT_EQ(fromContext.exitCode, 0) << fromContext.err;
+  EXPECT_NE(fromContext.out.find("Pod shop/web is bound"), std::string::npos) << fromContext.out;
+}
+
+TEST_F(Explain, FindsTheClusterAsKubectlDoes) {
+  create(Resource::Nodes, nodeJson("big", "4"));
+  json web = podJson("web", "1");
+  web["spec"]["nodeName"] = "big";
+  create(Resource::Pods, web);
+
+  // $KUBECONFIG: a missing file is skipped, the others merged.
+  Outcome listed =
+      berth("explain default/web", "KUBECONFIG=/nonexistent/berth-kubeconfig:" + kubeconfig_);
+  EXPECT_EQ(listed.exitCode, 0) << listed.err;
+  EXPECT_NE(listed.out.find("Pod default/web is bound"), std::string::npos) << listed.out;
+
+  // Without it, ~/.kube/config.
+  const std::string home = testing::TempDir() + "berth-explain-home-" + std::to_string(getpid());
+  std::filesystem::create_directories(home + "/.kube");
+  std::filesystem::copy_file(kubeconfig_, home + "/.kube/config",
+                             std::filesystem::copy_options::overwrite_existing);
+  Outcome fromHome = berth("explain default/web", "KUBECONFIG= HOME=" + home);
+  EXPECT_EQ(fromHome.exitCode, 0) << fromHome.err;
+  EXPECT_NE(fromHome.out.find("Pod default/web is bound"), std::string::npos) << fromHome.out;
+  std::filesystem::remove_all(home);
+
+  // Neither: the error says where berth looked and what to pass.
+  Outcome none =
+      berth("explain default/web", "KUBECONFIG= HOME=/nonexistent KUBERNETES_SERVICE_HOST= ");
   EXPECT_EQ(none.exitCode, 2);
-  EXPECT_NE(none.err.find("requires one argument, NAMESPACE/POD"), std::string::npos) << none.err;
+  EXPECT_NE(none.err.find("no kubeconfig file exists (looked at /nonexistent/.kube/config): pass "
+                          "--kubeconfig PATH or set KUBECONFIG"),
+            std::string::npos)
+      << none.err;
+
+  Outcome noArgument = berth("explain --kubeconfig " + kubeconfig_);
+  EXPECT_EQ(noArgument.exitCode, 2);
+  EXPECT_NE(noArgument.err.find("requires one argument, POD or NAMESPACE/POD"), std::string::npos)
+      << noArgument.err;
 }
 
 TEST_F(Explain, PodOfAnotherSchedulerIsFlaggedThenExplainedWithTheFirstProfile) {

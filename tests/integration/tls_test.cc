@@ -153,5 +153,85 @@ TEST_F(TlsIntegration, InformerStreamsOverTls) {
   inf.stop();
 }
 
+// Exec credential plugins as small scripts: the credential authenticates, a 401 runs the plugin
+// again, and a client certificate from the plugin is presented in the TLS handshake.
+class ExecPluginIntegration : public TlsIntegration {
+ protected:
+  void SetUp() override {
+    TlsIntegration::SetUp();
+    dir_ = ::testing::TempDir() + "berth-tls-exec-" + std::to_string(::getpid());
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A plugin that counts its runs and prints `status` (a JSON object's text, which may name
+  // files with $(cat ...)).
+  client::ExecConfig plugin(const std::string& statusShell) {
+    const std::string path = dir_ + "/plugin";
+    std::ofstream(path) << "#!/bin/sh\necho run >> " << dir_ << "/runs\n"
+                        << "printf '{\"apiVersion\":\"client.authentication.k8s.io/v1\","
+                           "\"kind\":\"ExecCredential\",\"status\":%s}' \""
+                        << statusShell << "\"\n";
+    std::filesystem::permissions(path, std::filesystem::perms::owner_all);
+    client::ExecConfig e;
+    e.user = "ops";
+    e.apiVersion = "client.authentication.k8s.io/v1";
+    e.command = path;
+    e.interactiveMode = client::InteractiveMode::Never;
+    return e;
+  }
+  int runs() const {
+    std::ifstream in(dir_ + "/runs");
+    int n = 0;
+    for (std::string line; std::getline(in, line);) ++n;
+    return n;
+  }
+
+  std::string dir_;
+};
+
+TEST_F(ExecPluginIntegration, TokenIsRunAgainAfterA401) {
+  startServer(/*clientCerts=*/false, "token-2");
+  std::ofstream(dir_ + "/next") << "token-1";
+  client::RestConfig c = config();
+  c.exec = plugin(R"({\"token\":\"$(cat )" + dir_ + R"(/next)\"})");
+  auto rest = makeClient(c);
+  ASSERT_NE(rest, nullptr);
+  EXPECT_EQ(runs(), 1);  // at creation, so a broken plugin is reported before the first call
+  EXPECT_EQ(tryList(*rest), "401");
+  std::ofstream(dir_ + "/next") << "token-2";
+  EXPECT_EQ(tryList(*rest), "ok");
+  EXPECT_EQ(runs(), 2);
+  EXPECT_EQ(tryList(*rest), "ok");
+  EXPECT_EQ(runs(), 2);  // cached: no expiry, no 401
+}
+
+TEST_F(ExecPluginIntegration, ClientCertificateFromThePlugin) {
+  startServer(/*clientCerts=*/true);
+  // The PEMs as JSON strings.
+  std::ofstream(dir_ + "/cert") << json(pki_.client.certificatePem).dump();
+  std::ofstream(dir_ + "/key") << json(pki_.client.privateKeyPem).dump();
+  client::RestConfig c = config();
+  c.exec = plugin(R"({\"clientCertificateData\":$(cat )" + dir_ +
+                  R"(/cert),\"clientKeyData\":$(cat )" + dir_ + R"(/key)})");
+  auto rest = makeClient(c);
+  ASSERT_NE(rest, nullptr);
+  EXPECT_EQ(tryList(*rest), "ok");
+}
+
+TEST_F(ExecPluginIntegration, MissingPluginFailsTheClientNamingTheUser) {
+  startServer(/*clientCerts=*/false);
+  client::RestConfig c = config();
+  c.exec = plugin("{}");
+  c.exec->command = dir_ + "/not-installed";
+  c.exec->installHint = "install not-installed";
+  auto r = client::RestClient::create(c);
+  ASSERT_FALSE(r.ok());
+  EXPECT_TRUE(r.error().message.starts_with("user \"ops\": getting credentials: exec: executable " +
+                                            dir_ + "/not-installed not found"))
+      << r.error().message;
+  EXPECT_TRUE(r.error().message.ends_with("install not-installed")) << r.error().message;
+}
+
 }  // namespace
 }  // namespace berth

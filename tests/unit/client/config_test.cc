@@ -301,10 +301,43 @@ TEST(Kubeconfig, ErrorsNameTheFileAndTheField) {
        kubeconfig(server, token, "- name: broken\n  context:\n    cluster: main\n    user: bob\n"),
        "broken", util::ErrorCode::InvalidArgument,
        "kubeconfig /home/u/.kube/config: contexts[2].context.user: user \"bob\" not found"},
-      {"exec plugin", kubeconfig(server, line("exec", "{command: aws}")), "",
-       util::ErrorCode::Unimplemented,
-       "kubeconfig /home/u/.kube/config: user \"main\": exec credential plugins are not "
-       "supported by berth"},
+      {"exec plugin without apiVersion", kubeconfig(server, line("exec", "{command: aws}")), "",
+       util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.exec.apiVersion: apiVersion must be "
+       "specified for main to use exec authentication plugin"},
+      {"exec plugin of a removed version",
+       kubeconfig(server,
+                  line("exec", "{apiVersion: client.authentication.k8s.io/v1alpha1, command: a}")),
+       "", util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.exec.apiVersion: exec plugin: invalid "
+       "apiVersion \"client.authentication.k8s.io/v1alpha1\" (berth runs "
+       "client.authentication.k8s.io/v1 and client.authentication.k8s.io/v1beta1)"},
+      {"exec plugin v1 without interactiveMode",
+       kubeconfig(server,
+                  line("exec", "{apiVersion: client.authentication.k8s.io/v1, command: a}")),
+       "", util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.exec.interactiveMode: interactiveMode must "
+       "be specified for main to use exec authentication plugin"},
+      {"exec plugin with an unknown interactiveMode",
+       kubeconfig(server, line("exec",
+                               "{apiVersion: client.authentication.k8s.io/v1, command: a, "
+                               "interactiveMode: Sometimes}")),
+       "", util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.exec.interactiveMode: invalid "
+       "interactiveMode for main: \"Sometimes\""},
+      {"exec plugin without a command",
+       kubeconfig(server, line("exec", "{apiVersion: client.authentication.k8s.io/v1beta1}")), "",
+       util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user.exec.command: command must be specified "
+       "for main to use exec authentication plugin"},
+      {"exec plugin and a token",
+       kubeconfig(server,
+                  line("token", "t") + line("exec",
+                                            "{apiVersion: client.authentication.k8s.io/v1beta1, "
+                                            "command: a}")),
+       "", util::ErrorCode::InvalidArgument,
+       "kubeconfig /home/u/.kube/config: users[0].user: user \"main\" sets both exec and a token "
+       "or client certificate: use one"},
       {"auth-provider plugin", kubeconfig(server, line("auth-provider", "{name: oidc}")), "",
        util::ErrorCode::Unimplemented,
        "kubeconfig /home/u/.kube/config: user \"main\": auth-provider plugins are not "
@@ -586,6 +619,146 @@ TEST(InCluster, UnusableCAFallsBackToSystemRootsWithAWarning) {
     EXPECT_EQ(cfg->caPem, "");
     EXPECT_EQ(cfg->warnings, std::vector<std::string>{std::string(c.warning)});
   }
+}
+
+TEST(Kubeconfig, ExecPluginIsReadWithItsArgsEnvAndClusterInfo) {
+  const std::string text = kubeconfig(
+      line("server", "https://10.0.0.1:6443") + line("certificate-authority-data", kCaData),
+      "    exec:\n"
+      "      apiVersion: client.authentication.k8s.io/v1\n"
+      "      command: bin/get-token\n"
+      "      args: [--cluster, prod]\n"
+      "      env: [{name: AWS_PROFILE, value: ops}]\n"
+      "      installHint: brew install get-token\n"
+      "      provideClusterInfo: true\n"
+      "      interactiveMode: Never\n");
+  FakeFiles fs = standardFiles();
+  const util::Result<RestConfig> cfg = loadKubeconfig(text, kPath, "", fs.reader());
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  ASSERT_TRUE(cfg->exec.has_value());
+  const ExecConfig& e = *cfg->exec;
+  EXPECT_EQ(e.user, "main");
+  EXPECT_EQ(e.apiVersion, "client.authentication.k8s.io/v1");
+  // A command with a slash is relative to the kubeconfig's directory, as client-go resolves it.
+  EXPECT_EQ(e.command, "/home/u/.kube/bin/get-token");
+  EXPECT_EQ(e.args, (std::vector<std::string>{"--cluster", "prod"}));
+  ASSERT_EQ(e.env.size(), 1u);
+  EXPECT_EQ(e.env[0], (std::pair<std::string, std::string>{"AWS_PROFILE", "ops"}));
+  EXPECT_EQ(e.installHint, "brew install get-token");
+  EXPECT_EQ(e.interactiveMode, InteractiveMode::Never);
+  EXPECT_EQ(e.clusterInfo, std::string(R"({"certificate-authority-data":")") +
+                               std::string(kCaData) + R"(","server":"https://10.0.0.1:6443"})");
+  EXPECT_EQ(cfg->bearerToken, "");
+
+  // v1beta1 defaults interactiveMode to IfAvailable; a bare command name is looked up on PATH.
+  const std::string beta =
+      kubeconfig(line("server", "https://10.0.0.1:6443"),
+                 line("exec", "{apiVersion: client.authentication.k8s.io/v1beta1, command: aws}"));
+  const util::Result<RestConfig> b = loadKubeconfig(beta, kPath, "", fs.reader());
+  ASSERT_TRUE(b.ok()) << b.error().message;
+  EXPECT_EQ(b->exec->command, "aws");
+  EXPECT_EQ(b->exec->interactiveMode, InteractiveMode::IfAvailable);
+  EXPECT_TRUE(b->exec->clusterInfo.empty());
+}
+
+TEST(Kubeconfig, ContextNamespaceIsKept) {
+  const std::string text =
+      "clusters: [{name: c, cluster: {server: 'https://h:1'}}]\n"
+      "contexts: [{name: x, context: {cluster: c, namespace: shop}}]\ncurrent-context: x\n";
+  FakeFiles fs;
+  const util::Result<RestConfig> cfg = loadKubeconfig(text, kPath, "", fs.reader());
+  ASSERT_TRUE(cfg.ok()) << cfg.error().message;
+  EXPECT_EQ(cfg->namespace_, "shop");
+}
+
+// kubectl's rules for $KUBECONFIG: the first file to set a value or a name wins, whole.
+TEST(KubeconfigMerge, FirstFileToSetANameOrValueWins) {
+  const KubeconfigFile first{"/a/config",
+                             "current-context: one\n"
+                             "clusters: [{name: c, cluster: {server: 'https://first:1', "
+                             "certificate-authority: ca.crt}}]\n"
+                             "users: [{name: u, user: {token: first-token}}]\n"
+                             "contexts: [{name: one, context: {cluster: c, user: u}}]\n"};
+  const KubeconfigFile second{
+      "/b/config",
+      "current-context: two\n"
+      "clusters: [{name: c, cluster: {server: 'https://second:1'}},"
+      " {name: d, cluster: {server: 'https://d:1', certificate-authority: ca.crt}}]\n"
+      // The second file's "u" has a client certificate too: it is dropped with the rest of it.
+      "users: [{name: u, user: {token: second-token, client-certificate: c.crt, client-key: "
+      "c.key}}]\n"
+      "contexts: [{name: one, context: {cluster: d}}, {name: two, context: {cluster: d, user: "
+      "u, namespace: ns2}}]\n"};
+  FakeFiles fs;
+  fs.files = {{"/a/ca.crt", std::string(kCaPem)}, {"/b/ca.crt", std::string(kCaPem)}};
+  const util::Result<RestConfig> merged = loadKubeconfigs({first, second}, "", fs.reader());
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(render(*merged),
+            "server=https://first:1 ca=CA cert=- key=- token=first-token tokenFile=-");
+  EXPECT_EQ(fs.reads, (std::vector<std::string>{"/a/ca.crt"}));
+
+  // A context only the second file has still uses the first file's user "u"; each entry's
+  // relative paths resolve against its own file.
+  fs.reads.clear();
+  const util::Result<RestConfig> two = loadKubeconfigs({first, second}, "two", fs.reader());
+  ASSERT_TRUE(two.ok()) << two.error().message;
+  EXPECT_EQ(render(*two), "server=https://d:1 ca=CA cert=- key=- token=first-token tokenFile=-");
+  EXPECT_EQ(two->namespace_, "ns2");
+  EXPECT_EQ(fs.reads, (std::vector<std::string>{"/b/ca.crt"}));
+
+  // The order decides: with the second file first, its context "one" (anonymous, cluster d).
+  const util::Result<RestConfig> swapped = loadKubeconfigs({second, first}, "one", fs.reader());
+  ASSERT_TRUE(swapped.ok()) << swapped.error().message;
+  EXPECT_EQ(swapped->server, "https://d:1");
+}
+
+TEST(KubeconfigMerge, ErrorsNameTheFileOfTheFailingEntry) {
+  const KubeconfigFile good{"/a/config", "current-context: x\n"};
+  const KubeconfigFile bad{"/b/config",
+                           "clusters: [{name: c, cluster: {server: 'ftp://h'}}]\n"
+                           "contexts: [{name: x, context: {cluster: c}}]\n"};
+  FakeFiles fs;
+  const util::Result<RestConfig> r = loadKubeconfigs({good, bad}, "", fs.reader());
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message,
+            "kubeconfig /b/config: clusters[0].cluster.server: \"ftp://h\" is not an https:// or "
+            "http:// URL");
+  const util::Result<RestConfig> missing = loadKubeconfigs({good, bad}, "nope", fs.reader());
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().message,
+            "kubeconfig /a/config:/b/config: --context: context \"nope\" not found");
+  const KubeconfigFile broken{"/c/config", "clusters: 3\n"};
+  const util::Result<RestConfig> unreadable = loadKubeconfigs({good, broken}, "", fs.reader());
+  ASSERT_FALSE(unreadable.ok());
+  EXPECT_EQ(unreadable.error().message, "kubeconfig /c/config: clusters: must be a list");
+}
+
+TEST(KubeconfigMerge, SearchPathsAreKubeconfigsListOrTheHomeConfig) {
+  std::map<std::string, std::string> env = {{"HOME", "/home/u"}};
+  const Env getenv = [&env](const std::string& name) {
+    const auto it = env.find(name);
+    return it == env.end() ? std::string() : it->second;
+  };
+  EXPECT_EQ(kubeconfigSearchPaths(getenv), (std::vector<std::string>{"/home/u/.kube/config"}));
+  env["KUBECONFIG"] = "/a:/b::/a:/c:";
+  EXPECT_EQ(kubeconfigSearchPaths(getenv), (std::vector<std::string>{"/a", "/b", "/c"}));
+  env.clear();
+  EXPECT_TRUE(kubeconfigSearchPaths(getenv).empty());
+}
+
+TEST(KubeconfigMerge, MissingFilesAreSkippedAndNoneIsNotFound) {
+  FakeFiles fs;
+  fs.files = {{"/b",
+               "clusters: [{name: c, cluster: {server: 'https://b:1'}}]\n"
+               "contexts: [{name: x, context: {cluster: c}}]\ncurrent-context: x\n"}};
+  const FileExists exists = [&fs](const std::string& path) { return fs.files.contains(path); };
+  const util::Result<RestConfig> r = loadKubeconfigFiles({"/a", "/b"}, "", fs.reader(), exists);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->server, "https://b:1");
+  const util::Result<RestConfig> none = loadKubeconfigFiles({"/a", "/z"}, "", fs.reader(), exists);
+  ASSERT_FALSE(none.ok());
+  EXPECT_EQ(none.error().code, util::ErrorCode::NotFound);
+  EXPECT_EQ(none.error().message, "no kubeconfig file exists (looked at /a, /z)");
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
 #include "pkg/client/token_source.h"
 
 #include <gtest/gtest.h>
-#include <spdlog/sinks/ostream_sink.h>
-#include <spdlog/spdlog.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -10,6 +8,8 @@
 #include <memory>
 #include <sstream>
 #include <string>
+
+#include "pkg/log/log.h"
 
 namespace berth::client {
 namespace {
@@ -90,16 +90,14 @@ TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsTooLarge) {
 
 TEST_F(TokenSourceTest, WarnsWhenOthersMayWriteTheFile) {
   std::ostringstream captured;
-  const auto previous = spdlog::default_logger();
-  spdlog::set_default_logger(std::make_shared<spdlog::logger>(
-      "capture", std::make_shared<spdlog::sinks::ostream_sink_mt>(captured)));
+  log::setSink([&captured](std::string_view line) { captured << line; });
   write("first", 1);
   fs::permissions(path(), fs::perms::owner_read | fs::perms::owner_write);  // whatever the umask
   TokenSource privateFile("first", path(), std::chrono::seconds(1), clock());
   EXPECT_EQ(captured.str(), "");
   fs::permissions(path(), fs::perms::group_write | fs::perms::others_write, fs::perm_options::add);
   TokenSource sharedFile("first", path(), std::chrono::seconds(1), clock());
-  spdlog::set_default_logger(previous);
+  log::setSink({});
   EXPECT_NE(captured.str().find("The token file is writable by group or others"), std::string::npos)
       << captured.str();
   EXPECT_NE(captured.str().find(path()), std::string::npos) << captured.str();
