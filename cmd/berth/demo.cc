@@ -211,8 +211,17 @@ void printSummary(apiserver::Store& store, const std::string& schedulerName) {
 int demoCommand(const std::vector<std::string>& args) {
   std::stop_source stop = stopOnSignals();
   int64_t verbosity = 0;
+  std::string bindAddress = "127.0.0.1";
+  int64_t port = 10259;
   FlagSet flags;
   flags.addInt("v", &verbosity, "number for the log level verbosity of the daemon");
+  flags.addShorthand('v', "v");
+  flags.addString("bind-address", &bindAddress,
+                  "The IP address on which the daemon serves /metrics and the health checks "
+                  "(HTTPS); loopback unless asked, since the demo is a local tool");
+  flags.addInt("port", &port,
+               "The port on which the daemon serves /metrics and the health checks; 0 picks a "
+               "free port");
   const CommandLine cli = flags.parseCommandLine(
       args,
       "Start the embedded API server with a sample cluster, run the berth daemon against it over "
@@ -220,12 +229,15 @@ int demoCommand(const std::vector<std::string>& args) {
       "Usage:\n  berth demo [flags]\n\nFlags:\n",
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
+  if (port < 0 || port > 65535) return fail("--port: must be between 0 and 65535");
   log::configure(log::Format::Text, static_cast<int>(verbosity));
 
   auto objects = api::decodeObjects(kDemoCluster);
   if (!objects.ok()) return fail("demo cluster: " + objects.error().message);
   RunSettings settings;
   settings.config = config::defaultConfiguration();
+  settings.serving.bindAddress = bindAddress;
+  settings.serving.port = static_cast<uint16_t>(port);
   const std::string& schedulerName = settings.config.profiles.front().schedulerName;
   // The pods for berth are created once the daemon runs, one after another in queue order, so that
   // the daemon attempts them in the order `berth simulate` does and makes the same decisions.

@@ -7,52 +7,120 @@
 #include <optional>
 #include <sstream>
 
+#include "cmd/berth/version.h"
 #include "pkg/util/duration.h"
 
 namespace berth::cmd {
 
+ValueCheck onlyFalse(std::string why) {
+  return [why = std::move(why)](const std::string& v) -> std::optional<std::string> {
+    if (v == "false" || v == "0" || v == "f" || v == "F" || v == "FALSE" || v == "False") {
+      return std::nullopt;
+    }
+    return why;
+  };
+}
+
+ValueCheck onlyValue(std::string value, std::string why) {
+  return [value = std::move(value),
+          why = std::move(why)](const std::string& v) -> std::optional<std::string> {
+    if (v == value) return std::nullopt;
+    return why;
+  };
+}
+
+void FlagSet::add(std::string name, Flag flag) {
+  flag.section = current_section_;
+  flags_[std::move(name)] = std::move(flag);
+}
+
 void FlagSet::addString(std::string name, std::string* target, std::string help) {
-  flags_[std::move(name)] = Flag{target, std::move(help), *target};
+  add(std::move(name), Flag{.target = target, .help = std::move(help), .defaultValue = *target});
+}
+
+void FlagSet::addStringList(std::string name, std::vector<std::string>* target, std::string help) {
+  add(std::move(name), Flag{.target = target, .help = std::move(help)});
 }
 
 void FlagSet::addBool(std::string name, bool* target, std::string help) {
-  flags_[std::move(name)] = Flag{target, std::move(help), *target ? "true" : "false"};
+  add(std::move(name),
+      Flag{.target = target, .help = std::move(help), .defaultValue = *target ? "true" : "false"});
 }
 
 void FlagSet::addInt(std::string name, int64_t* target, std::string help) {
-  flags_[std::move(name)] = Flag{target, std::move(help), std::to_string(*target)};
+  add(std::move(name),
+      Flag{.target = target, .help = std::move(help), .defaultValue = std::to_string(*target)});
 }
 
 void FlagSet::addUint(std::string name, uint64_t* target, std::string help) {
-  flags_[std::move(name)] = Flag{target, std::move(help), std::to_string(*target)};
+  add(std::move(name),
+      Flag{.target = target, .help = std::move(help), .defaultValue = std::to_string(*target)});
 }
 
 void FlagSet::addFloat(std::string name, double* target, std::string help) {
   std::ostringstream def;
   def << *target;
-  flags_[std::move(name)] = Flag{target, std::move(help), def.str()};
+  add(std::move(name), Flag{.target = target, .help = std::move(help), .defaultValue = def.str()});
 }
 
 void FlagSet::addDuration(std::string name, std::chrono::milliseconds* target, std::string help) {
-  flags_[std::move(name)] = Flag{target, std::move(help), formatDuration(*target)};
+  add(std::move(name),
+      Flag{.target = target, .help = std::move(help), .defaultValue = formatDuration(*target)});
+}
+
+void FlagSet::addRefused(std::string name, std::string type, std::string why) {
+  std::string help = "Not supported by berth: " + why;
+  add(std::move(name),
+      Flag{.target = Refused{std::move(type), std::move(why)}, .help = std::move(help)});
+}
+
+void FlagSet::section(std::string name) {
+  if (std::find(sections_.begin(), sections_.end(), name) == sections_.end()) {
+    sections_.push_back(name);
+  }
+  current_section_ = std::move(name);
+}
+
+void FlagSet::addShorthand(char letter, const std::string& name) {
+  flags_.at(name).shorthand = letter;
+  shorthands_[letter] = name;
+}
+
+void FlagSet::addAlias(std::string alias, const std::string& name) {
+  flags_.at(name).aliases.push_back(alias);
+  aliases_[std::move(alias)] = name;
+}
+
+void FlagSet::restrict(const std::string& name, ValueCheck check) {
+  flags_.at(name).checks.push_back(std::move(check));
+}
+
+void FlagSet::setTypeName(const std::string& name, std::string type) {
+  flags_.at(name).typeName = std::move(type);
+}
+
+void FlagSet::setDefaultText(const std::string& name, std::string text) {
+  flags_.at(name).defaultText = std::move(text);
 }
 
 std::string formatDuration(std::chrono::milliseconds d) {
-  int64_t ms = d.count();
+  const int64_t ms = d.count();
   if (ms == 0) return "0s";
+  if (ms < 1000) return std::to_string(ms) + "ms";
+  // Go's layout: "1h0m5s", "5m0s", "1.5s": every unit below the largest one is written.
+  const int64_t hours = ms / 3600000;
+  const int64_t minutes = ms % 3600000 / 60000;
+  const int64_t millis = ms % 60000;
   std::string out;
-  if (ms >= 3600000) out += std::to_string(ms / 3600000) + "h", ms %= 3600000;
-  if (ms >= 60000) out += std::to_string(ms / 60000) + "m", ms %= 60000;
-  if (ms % 1000 == 0) {
-    if (ms) out += std::to_string(ms / 1000) + "s";
-  } else if (out.empty() && ms < 1000) {
-    out += std::to_string(ms) + "ms";
-  } else {
-    std::ostringstream s;
-    s << static_cast<double>(ms) / 1000.0 << "s";
-    out += s.str();
+  if (hours > 0) out += std::to_string(hours) + "h";
+  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
+  out += std::to_string(millis / 1000);
+  if (millis % 1000 != 0) {
+    std::string frac = std::to_string(1000 + millis % 1000).substr(1);  // three digits
+    while (frac.back() == '0') frac.pop_back();
+    out += "." + frac;
   }
-  return out;
+  return out + "s";
 }
 
 util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {
@@ -70,19 +138,34 @@ bool FlagSet::changed(const std::string& name) const {
   return it != flags_.end() && it->second.changed;
 }
 
+std::optional<std::string> FlagSet::resolve(const std::string& name) const {
+  if (flags_.contains(name)) return name;
+  if (auto a = aliases_.find(name); a != aliases_.end()) return a->second;
+  return std::nullopt;
+}
+
 util::Result<void> FlagSet::set(const std::string& name, Flag& flag, const std::string& value) {
   auto bad = [&](const std::string& why) {
     return util::invalidArgument("invalid argument \"" + value + "\" for \"--" + name +
                                  "\" flag: " + why);
   };
+  if (const auto* refused = std::get_if<Refused>(&flag.target)) {
+    return util::invalidArgument("--" + name + " is not supported by berth: " + refused->why);
+  }
+  for (const ValueCheck& check : flag.checks) {
+    if (auto why = check(value)) return bad(*why);
+  }
   flag.changed = true;
   if (auto* s = std::get_if<std::string*>(&flag.target)) {
     **s = value;
+  } else if (auto* list = std::get_if<std::vector<std::string>*>(&flag.target)) {
+    (*list)->push_back(value);
   } else if (auto* b = std::get_if<bool*>(&flag.target)) {
-    if (value == "true" || value == "1" || value == "t" || value == "T" || value == "TRUE") {
+    if (value == "true" || value == "1" || value == "t" || value == "T" || value == "TRUE" ||
+        value == "True") {
       **b = true;
     } else if (value == "false" || value == "0" || value == "f" || value == "F" ||
-               value == "FALSE") {
+               value == "FALSE" || value == "False") {
       **b = false;
     } else {
       return bad("strconv.ParseBool: parsing \"" + value + "\": invalid syntax");
@@ -105,6 +188,25 @@ util::Result<void> FlagSet::set(const std::string& name, Flag& flag, const std::
   return {};
 }
 
+util::Result<void> FlagSet::parseFlag(const std::string& canonical, const std::string& shown,
+                                      std::optional<std::string> value,
+                                      const std::vector<std::string>& args, size_t& i) {
+  Flag& flag = flags_.at(canonical);
+  const auto* refused = std::get_if<Refused>(&flag.target);
+  const bool boolean =
+      std::holds_alternative<bool*>(flag.target) || (refused && refused->type == "bool");
+  if (!value) {
+    if (boolean) {
+      value = "true";
+    } else if (i + 1 < args.size()) {
+      value = args[++i];
+    } else {
+      return util::invalidArgument("flag needs an argument: " + shown);
+    }
+  }
+  return set(canonical, flag, *value);
+}
+
 util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::string>& args) {
   std::vector<std::string> positional;
   for (size_t i = 0; i < args.size(); ++i) {
@@ -122,7 +224,18 @@ util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::str
       continue;
     }
     if (a[1] != '-') {
-      return util::invalidArgument("unknown shorthand flag: '" + a.substr(1, 1) + "' in " + a);
+      // -v=4, -v 4 and -v4, as pflag's shorthands.
+      auto it = shorthands_.find(a[1]);
+      if (it == shorthands_.end()) {
+        return util::invalidArgument("unknown shorthand flag: '" + a.substr(1, 1) + "' in " + a);
+      }
+      std::optional<std::string> value;
+      if (a.size() > 2) value = a.substr(a[2] == '=' ? 3 : 2);
+      if (auto r = parseFlag(it->second, "'" + a.substr(1, 1) + "' in " + a, value, args, i);
+          !r.ok()) {
+        return r.error();
+      }
+      continue;
     }
     std::string name = a.substr(2);
     std::optional<std::string> value;
@@ -130,19 +243,20 @@ util::Result<std::vector<std::string>> FlagSet::parse(const std::vector<std::str
       value = name.substr(eq + 1);
       name.resize(eq);
     }
-    auto it = flags_.find(name);
-    if (it == flags_.end()) return util::invalidArgument("unknown flag: --" + name);
-    Flag& flag = it->second;
-    if (!value) {
-      if (std::holds_alternative<bool*>(flag.target)) {
-        value = "true";
-      } else if (i + 1 < args.size()) {
-        value = args[++i];
-      } else {
-        return util::invalidArgument("flag needs an argument: --" + name);
+    if (name == "version" && !flags_.contains("version")) {
+      // verflag's --version[=true|raw]: it takes a value only after "=".
+      const std::string v = value.value_or("true");
+      if (v != "true" && v != "false" && v != "raw") {
+        return util::invalidArgument("invalid argument \"" + v +
+                                     "\" for \"--version\" flag: berth reports its own version; "
+                                     "use --version, --version=raw or --version=false");
       }
+      version_ = v == "false" ? "" : v;
+      continue;
     }
-    if (auto r = set(name, flag, *value); !r.ok()) return r.error();
+    auto canonical = resolve(name);
+    if (!canonical) return util::invalidArgument("unknown flag: --" + name);
+    if (auto r = parseFlag(*canonical, "--" + name, value, args, i); !r.ok()) return r.error();
   }
   return positional;
 }
@@ -158,6 +272,14 @@ CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std:
     std::cerr << "Error: " << parsed.error().message << "\n";
     return {.exitCode = kExitUsage};
   }
+  if (!version_.empty()) {
+    if (version_ == "raw") {
+      std::cout << versionJson(versionInfo()).dump() << "\n";
+    } else {
+      std::cout << versionLine() << "\n";
+    }
+    return {.exitCode = 0};
+  }
   if (parsed->size() > maxArgs) {
     std::cerr << "Error: unexpected argument \"" << (*parsed)[maxArgs] << "\"\n";
     return {.exitCode = kExitUsage};
@@ -165,39 +287,87 @@ CommandLine FlagSet::parseCommandLine(const std::vector<std::string>& args, std:
   return {.args = std::move(*parsed)};
 }
 
-std::string FlagSet::usages() const {
+namespace {
+
+std::string capitalized(std::string name) {
+  if (!name.empty()) name[0] = static_cast<char>(std::toupper(static_cast<unsigned char>(name[0])));
+  return name;
+}
+
+}  // namespace
+
+std::string FlagSet::usageLines(const std::vector<std::pair<std::string, const Flag*>>& flags,
+                                bool withGlobal) const {
   std::vector<std::pair<std::string, std::string>> lines;
-  size_t width = 0;
-  for (const auto& [name, flag] : flags_) {
-    std::string left = "      --" + name;
+  for (const auto& [name, flag] : flags) {
+    std::string left =
+        flag->shorthand ? std::string("  -") + flag->shorthand + ", --" + name : "      --" + name;
+    std::string type;
     std::string def;
-    if (std::holds_alternative<std::string*>(flag.target)) {
-      left += " string";
-      if (!flag.defaultValue.empty()) def = " (default \"" + flag.defaultValue + "\")";
-    } else if (std::holds_alternative<int64_t*>(flag.target)) {
-      left += " int";
-      if (flag.defaultValue != "0") def = " (default " + flag.defaultValue + ")";
-    } else if (std::holds_alternative<uint64_t*>(flag.target)) {
-      left += " uint";
-      if (flag.defaultValue != "0") def = " (default " + flag.defaultValue + ")";
-    } else if (std::holds_alternative<double*>(flag.target)) {
-      left += " float32";
-      if (flag.defaultValue != "0") def = " (default " + flag.defaultValue + ")";
-    } else if (std::holds_alternative<std::chrono::milliseconds*>(flag.target)) {
-      left += " duration";
-      if (flag.defaultValue != "0s") def = " (default " + flag.defaultValue + ")";
-    } else if (flag.defaultValue == "true") {
+    if (std::holds_alternative<std::string*>(flag->target)) {
+      type = "string";
+      if (!flag->defaultValue.empty()) def = " (default \"" + flag->defaultValue + "\")";
+    } else if (std::holds_alternative<int64_t*>(flag->target)) {
+      type = "int";
+      if (flag->defaultValue != "0") def = " (default " + flag->defaultValue + ")";
+    } else if (std::holds_alternative<uint64_t*>(flag->target)) {
+      type = "uint";
+      if (flag->defaultValue != "0") def = " (default " + flag->defaultValue + ")";
+    } else if (std::holds_alternative<double*>(flag->target)) {
+      type = "float32";
+      if (flag->defaultValue != "0") def = " (default " + flag->defaultValue + ")";
+    } else if (std::holds_alternative<std::chrono::milliseconds*>(flag->target)) {
+      type = "duration";
+      if (flag->defaultValue != "0s") def = " (default " + flag->defaultValue + ")";
+    } else if (std::holds_alternative<std::vector<std::string>*>(flag->target)) {
+      type = "stringArray";
+    } else if (const auto* refused = std::get_if<Refused>(&flag->target)) {
+      if (refused->type != "bool") type = refused->type;
+    } else if (flag->defaultValue == "true") {
       def = " (default true)";
     }
-    width = std::max(width, left.size());
-    lines.emplace_back(std::move(left), flag.help + def);
+    if (!flag->typeName.empty()) type = flag->typeName;
+    if (!type.empty()) left += " " + type;
+    if (flag->defaultText)
+      def = flag->defaultText->empty() ? "" : " (default " + *flag->defaultText + ")";
+    std::string right = flag->help + def;
+    for (const std::string& alias : flag->aliases) right += " (also --" + alias + ")";
+    lines.emplace_back(std::move(left), std::move(right));
   }
-  lines.emplace_back("  -h, --help", "help for this command");
-  width = std::max(width, lines.back().first.size());
+  if (withGlobal) {
+    lines.emplace_back("  -h, --help", "help for this command");
+    lines.emplace_back("      --version version[=true]",
+                       "--version, --version=raw prints version information and quits");
+  }
+  size_t width = 0;
+  for (const auto& line : lines) width = std::max(width, line.first.size());
   std::string out;
+  const std::string indent = "\n" + std::string(width + 3, ' ');
   for (const auto& [left, right] : lines) {
-    out += left + std::string(width - left.size() + 3, ' ') + right + "\n";
+    std::string text = right;
+    // A help text of several lines continues under its first line.
+    for (size_t at = text.find('\n'); at != std::string::npos; at = text.find('\n', at + 1)) {
+      text.replace(at, 1, indent);
+      at += indent.size() - 1;
+    }
+    out += left + std::string(width - left.size() + 3, ' ') + text + "\n";
   }
+  return out;
+}
+
+std::string FlagSet::usages() const {
+  std::vector<std::pair<std::string, const Flag*>> all;
+  for (const auto& [name, flag] : flags_) all.emplace_back(name, &flag);
+  if (sections_.empty()) return usageLines(all, /*withGlobal=*/true);
+  std::string out;
+  for (const std::string& section : sections_) {
+    std::vector<std::pair<std::string, const Flag*>> in;
+    for (const auto& entry : all) {
+      if (entry.second->section == section) in.push_back(entry);
+    }
+    out += "\n" + capitalized(section) + " flags:\n\n" + usageLines(in, /*withGlobal=*/false);
+  }
+  out += "\nGlobal flags:\n\n" + usageLines({}, /*withGlobal=*/true);
   return out;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -15,6 +16,7 @@
 #include "cmd/berth/explain.h"
 #include "cmd/berth/flags.h"
 #include "cmd/berth/run.h"
+#include "cmd/berth/version.h"
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
 #include "pkg/plugins/registry.h"
@@ -41,19 +43,84 @@ Available Commands:
   help        Help about any command
 
 Flags:
-  -h, --help      help for berth
-      --version   Print version information and quit
+  -h, --help                       help for berth
+      --version version[=true]     --version, --version=raw prints version information and quits
 
 Use "berth [command] --help" for more information about a command.
 )";
 
-int version() {
-  std::cout << "berth v" << BERTH_VERSION << " (commit " << BERTH_REVISION << ")\n";
+int versionCommand(const std::vector<std::string>& args) {
+  std::string output;
+  FlagSet flags;
+  flags.addString("output", &output, "One of 'yaml' or 'json'");
+  flags.addShorthand('o', "output");
+  const CommandLine cli = flags.parseCommandLine(
+      args,
+      "Print the version of berth: the release, the git commit and tree state, the build date, "
+      "the compiler\nand the platform, as set when it was built.\n\n"
+      "Usage:\n  berth version [flags]\n\nFlags:\n",
+      /*maxArgs=*/0);
+  if (cli.exitCode) return *cli.exitCode;
+  const VersionInfo& info = versionInfo();
+  if (output == "json") {
+    std::cout << versionJson(info).dump(2) << "\n";
+  } else if (output == "yaml") {
+    std::cout << versionYaml(info);
+  } else if (output.empty()) {
+    std::cout << versionLine() << " (commit " << info.gitCommit << ", " << info.gitTreeState
+              << ", built " << info.buildDate << " with " << info.compiler << ", " << info.platform
+              << ")\n";
+  } else {
+    return fail("--output must be 'yaml' or 'json'");
+  }
   return 0;
 }
 
+// The objects of every --cluster file, as one cluster: nodes from one export and pods from another
+// add up; an object in two files is an error naming both.
+util::Result<api::ObjectSet> loadClusters(const std::vector<std::string>& paths) {
+  api::ObjectSet all;
+  std::map<std::string, std::string> seen;  // "Node n1", "Pod ns/p" -> the file it came from
+  auto take = [&seen](auto& into, auto& from, std::string_view kind,
+                      const std::string& path) -> util::Result<void> {
+    for (auto& item : from) {
+      const std::string& ns = item->metadata.namespace_;
+      const std::string key =
+          std::string(kind) + " " + (ns.empty() ? "" : ns + "/") + item->metadata.name;
+      if (auto [it, inserted] = seen.emplace(key, path); !inserted) {
+        return util::invalidArgument(key + " is in both " + it->second + " and " + path);
+      }
+      into.push_back(std::move(item));
+    }
+    return {};
+  };
+  for (const std::string& path : paths) {
+    auto text = readFile(path);
+    if (!text.ok()) return text.error();
+    auto objects = api::decodeObjects(*text);
+    if (!objects.ok()) return util::invalidArgument(path + ": " + objects.error().message);
+    util::Result<void> r = take(all.nodes, objects->nodes, "node", path);
+    if (r.ok()) r = take(all.pods, objects->pods, "pod", path);
+    if (r.ok()) r = take(all.namespaces, objects->namespaces, "namespace", path);
+    if (r.ok()) r = take(all.services, objects->services, "service", path);
+    if (r.ok()) r = take(all.replicaSets, objects->replicaSets, "replicaset", path);
+    if (r.ok()) r = take(all.statefulSets, objects->statefulSets, "statefulset", path);
+    if (r.ok()) {
+      r = take(all.replicationControllers, objects->replicationControllers, "replicationcontroller",
+               path);
+    }
+    if (r.ok()) {
+      r = take(all.podDisruptionBudgets, objects->podDisruptionBudgets, "poddisruptionbudget",
+               path);
+    }
+    if (!r.ok()) return r.error();
+    all.skipped.insert(all.skipped.end(), objects->skipped.begin(), objects->skipped.end());
+  }
+  return all;
+}
+
 int simulateCommand(const std::vector<std::string>& args) {
-  std::string cluster;
+  std::vector<std::string> clusters;
   std::string configPath;
   std::string output = "table";
   std::string schedulerName(config::kDefaultSchedulerName);
@@ -62,9 +129,10 @@ int simulateCommand(const std::vector<std::string>& args) {
   bool noPreemption = false;
   uint64_t seed = 0;
   FlagSet flags;
-  flags.addString("cluster", &cluster,
-                  "Nodes and pods to schedule against: JSON or YAML as written by "
-                  "'kubectl get nodes,pods -A -o json|yaml' (required)");
+  flags.addStringList("cluster", &clusters,
+                      "Nodes and pods to schedule against: JSON or YAML as written by "
+                      "'kubectl get nodes,pods -A -o json|yaml' (required; repeat it to merge "
+                      "files, e.g. nodes from one export and pods from another)");
   flags.addString("config", &configPath,
                   "The path to a KubeSchedulerConfiguration file (kubescheduler.config.k8s.io/v1)");
   addOutputFlag(flags, &output);
@@ -91,7 +159,7 @@ int simulateCommand(const std::vector<std::string>& args) {
       "Usage:\n  berth simulate --cluster FILE [flags]\n\nFlags:\n",
       /*maxArgs=*/0);
   if (cli.exitCode) return *cli.exitCode;
-  if (cluster.empty()) return fail("required flag \"cluster\" not set");
+  if (clusters.empty()) return fail("required flag \"cluster\" not set");
   if (auto r = checkOutput(output); !r.ok()) return fail(r.error().message);
   if (allPending && flags.changed("scheduler-name")) {
     return fail("--all-pending and --scheduler-name cannot be used together");
@@ -99,10 +167,20 @@ int simulateCommand(const std::vector<std::string>& args) {
 
   auto cfg = loadConfiguration(configPath);
   if (!cfg.ok()) return fail(cfg.error().message);
-  auto text = readFile(cluster);
-  if (!text.ok()) return fail(text.error().message);
-  auto objects = api::decodeObjects(*text);
-  if (!objects.ok()) return fail(cluster + ": " + objects.error().message);
+  if (!allPending &&
+      std::none_of(cfg->profiles.begin(), cfg->profiles.end(),
+                   [&](const config::Profile& p) { return p.schedulerName == schedulerName; })) {
+    std::string names;
+    for (const config::Profile& p : cfg->profiles) {
+      names += (names.empty() ? "\"" : ", \"") + p.schedulerName + "\"";
+    }
+    return fail((configPath.empty() ? std::string("the default configuration") : configPath) +
+                " has no profile for scheduler name \"" + schedulerName + "\": its profiles are " +
+                names +
+                "; pass --scheduler-name NAME to place the pods of one of them, or --all-pending");
+  }
+  auto objects = loadClusters(clusters);
+  if (!objects.ok()) return fail(objects.error().message);
   if (auto ignored = simulate::ignoredKinds(objects->skipped)) {
     std::cerr << "berth simulate: " << *ignored << "\n";
   }
@@ -138,13 +216,14 @@ int dispatch(std::vector<std::string> args) {
     }
     return dispatch({rest.front(), "--help"});
   }
-  if (command == "version" || command == "--version") return version();
+  if (command == "version") return versionCommand(rest);
   if (command == "simulate") return simulateCommand(rest);
   if (command == "apiserver") return apiserverCommand(rest);
   if (command == "run") return runCommand(rest);
   if (command == "demo") return demoCommand(rest);
   if (command == "explain") return explainCommand(rest);
-  // Plain `berth --kubeconfig ...` runs the daemon, as kube-scheduler does.
+  // Plain `berth --kubeconfig ...` runs the daemon, as kube-scheduler does (and `berth
+  // --version` prints the version, as on every command).
   if (command.starts_with("-")) return runCommand(args);
   std::cerr << "Error: unknown command \"" << command << "\" for \"berth\"\n"
             << "Run 'berth --help' for usage.\n";

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 
 #include "cmd/berth/common.h"
@@ -25,17 +26,6 @@
 namespace berth::cmd {
 namespace {
 
-constexpr const char* kRunHelp =
-    R"(Run the scheduler daemon: watch pods whose spec.schedulerName is one of berth's profiles and
-whose spec.nodeName is empty, place each on the best node, and bind it. Flags and configuration
-follow kube-scheduler's.
-
-Usage:
-  berth run [flags]
-
-Flags:
-)";
-
 std::string hostname() {
   char name[256] = {};
   if (gethostname(name, sizeof name - 1) != 0) return "localhost";
@@ -43,97 +33,6 @@ std::string hostname() {
 }
 
 }  // namespace
-
-util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
-  RunSettings s;
-  std::string logFormat = "text";
-  int64_t burst = 100;
-  FlagSet flags;
-  addClientFlags(flags, &s.kubeconfig, &s.context);
-  flags.addString("config", &s.configPath,
-                  "The path to the configuration file (KubeSchedulerConfiguration, "
-                  "kubescheduler.config.k8s.io/v1)");
-  flags.addString("scheduler-name", &s.schedulerName,
-                  "Without --config: schedule the pods whose spec.schedulerName is this name");
-  flags.addFloat("kube-api-qps", &s.qps, "QPS to use while talking with kubernetes apiserver");
-  flags.addInt("kube-api-burst", &burst, "Burst to use while talking with kubernetes apiserver");
-  flags.addInt("v", &s.verbosity, "number for the log level verbosity");
-  flags.addString("log-format", &logFormat,
-                  "Sets the log format. Permitted formats: \"json\", \"text\"");
-  addServingFlags(flags, &s.serving);
-  // Parsed into flag-local values, then laid over the configuration file's leaderElection.
-  bool leaderElect = true;
-  std::string lockKind = "leases";
-  std::string leaseNamespace;
-  std::string leaseName;
-  std::chrono::milliseconds leaseDuration{15000};
-  std::chrono::milliseconds renewDeadline{10000};
-  std::chrono::milliseconds retryPeriod{2000};
-  flags.addBool("leader-elect", &leaderElect,
-                "Start a leader election client and gain leadership before executing the main "
-                "loop. Enable this when running replicated components for high availability");
-  flags.addString("leader-elect-resource-lock", &lockKind,
-                  "The type of resource object that is used for locking during leader election. "
-                  "Supported options are 'leases'");
-  flags.addString("leader-elect-resource-namespace", &leaseNamespace,
-                  "The namespace of resource object that is used for locking during leader "
-                  "election (default \"kube-system\")");
-  flags.addString("leader-elect-resource-name", &leaseName,
-                  "The name of resource object that is used for locking during leader election "
-                  "(default: the scheduler name)");
-  flags.addDuration(
-      "leader-elect-lease-duration", &leaseDuration,
-      "The duration that non-leader candidates will wait after observing a leadership "
-      "renewal until attempting to acquire leadership of a led but unrenewed leader slot");
-  flags.addDuration("leader-elect-renew-deadline", &renewDeadline,
-                    "The interval between attempts by the acting master to renew a leadership slot "
-                    "before it stops leading. Must be less than the lease duration");
-  flags.addDuration("leader-elect-retry-period", &retryPeriod,
-                    "The duration the clients should wait between attempting acquisition and "
-                    "renewal of a leadership");
-  const CommandLine cli = flags.parseCommandLine(args, kRunHelp, /*maxArgs=*/0);
-  if (cli.exitCode) return RunFlags{cli.exitCode, std::move(s)};
-  auto format = log::parseFormat(logFormat);
-  if (!format.ok()) return format.error();
-  s.logFormat = *format;
-  if (burst < 1 || burst > INT32_MAX) {
-    return util::invalidArgument("--kube-api-burst: must be a positive 32-bit integer");
-  }
-  s.burst = static_cast<int>(burst);
-  if (s.qps < 0) return util::invalidArgument("--kube-api-qps: must not be negative");
-  if (auto serving = resolveServingFlags(flags, s.serving); !serving.ok()) return serving.error();
-
-  auto cfg = loadConfiguration(s.configPath);
-  if (!cfg.ok()) return cfg.error();
-  s.config = std::move(*cfg);
-  if (!s.configPath.empty()) {
-    if (flags.changed("scheduler-name")) {
-      return util::invalidArgument(
-          "--scheduler-name cannot be combined with --config: set profiles[].schedulerName");
-    }
-  } else {
-    s.config.profiles.front().schedulerName = s.schedulerName;
-    s.config.leaderElection.resourceName = s.schedulerName;  // the Lease is named after it
-  }
-  // Flags override the file's clientConnection block, as kube-scheduler's deprecated flags do.
-  if (s.kubeconfig.empty()) s.kubeconfig = s.config.clientConnection.kubeconfig;
-  if (!flags.changed("kube-api-qps")) s.qps = s.config.clientConnection.qps;
-  if (!flags.changed("kube-api-burst")) s.burst = s.config.clientConnection.burst;
-
-  config::LeaderElection& le = s.config.leaderElection;
-  if (flags.changed("leader-elect")) le.leaderElect = leaderElect;
-  if (flags.changed("leader-elect-resource-lock")) le.resourceLock = lockKind;
-  if (flags.changed("leader-elect-resource-namespace")) le.resourceNamespace = leaseNamespace;
-  if (flags.changed("leader-elect-resource-name")) le.resourceName = leaseName;
-  if (flags.changed("leader-elect-lease-duration")) le.leaseDurationMillis = leaseDuration.count();
-  if (flags.changed("leader-elect-renew-deadline")) le.renewDeadlineMillis = renewDeadline.count();
-  if (flags.changed("leader-elect-retry-period")) le.retryPeriodMillis = retryPeriod.count();
-  if (le.resourceLock != "leases") {
-    return util::invalidArgument("--leader-elect-resource-lock: \"" + le.resourceLock +
-                                 "\" is not supported: berth locks with \"leases\"");
-  }
-  return RunFlags{std::nullopt, std::move(s)};
-}
 
 namespace {
 
@@ -206,14 +105,27 @@ leaderelection::Config electionConfig(const config::LeaderElection& le) {
   return c;
 }
 
+// kube-scheduler's --write-config-to: the configuration the daemon would run with, then exit.
+int writeConfigTo(const RunSettings& settings) {
+  std::ofstream out(settings.writeConfigTo, std::ios::binary | std::ios::trunc);
+  out << config::encodeConfiguration(settings.config).dump(2) << "\n";
+  out.close();
+  if (!out) return fail("--write-config-to: cannot write " + settings.writeConfigTo);
+  log::info(0, "Wrote configuration", {{"file", settings.writeConfigTo}});
+  return 0;
+}
+
 }  // namespace
 
 int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::stop_token stop) {
   for (const std::string& warning : restConfig.warnings) log::warning(warning);
+  for (const std::string& warning : settings.warnings) log::warning(warning);
+  if (!settings.master.empty()) restConfig.server = settings.master;
   restConfig.qps = static_cast<float>(settings.qps);
   restConfig.burst = settings.burst;
   client::initializeClientThreads(2);
   metrics::Metrics metrics;
+  metrics.setExposureOptions(settings.metrics);
   client::RestOptions restOptions;
   restOptions.onRequest = [&metrics](const client::RequestDone& r) {
     metrics.restRequest(r.method, r.host, r.code, r.took);
@@ -228,6 +140,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   options.observer = settings.observer;
   options.metrics = &metrics;
   options.eventsApi = discoverEventsApi(**restClient);
+  options.podMaxInUnschedulablePodsDuration = settings.podMaxInUnschedulablePodsDuration;
   auto sched =
       scheduler::Scheduler::create(clusterApi, informerFeeds(**restClient), std::move(options));
   if (!sched.ok()) return fail(sched.error().message);
@@ -315,7 +228,18 @@ int runCommand(const std::vector<std::string>& args) {
   if (parsed->exitCode) return *parsed->exitCode;
   const RunSettings& settings = parsed->settings;
   log::configure(settings.logFormat, static_cast<int>(settings.verbosity));
-  auto restConfig = loadClientConfig(settings.kubeconfig, settings.context);
+  if (!settings.vmodule.empty()) {
+    // pkg/log has one verbosity for every file today; the value is checked and kept for it.
+    log::warning("--vmodule is not applied yet: --v sets the verbosity of every file",
+                 {{"vmodule", settings.vmodule}});
+  }
+  if (!settings.writeConfigTo.empty()) return writeConfigTo(settings);
+  // client-go's BuildConfigFromFlags: --master alone is a server without credentials; with a
+  // kubeconfig it replaces the kubeconfig's server (runDaemon).
+  util::Result<client::RestConfig> restConfig = client::RestConfig{};
+  if (settings.master.empty() || !settings.kubeconfig.empty()) {
+    restConfig = loadClientConfig(settings.kubeconfig, settings.context);
+  }
   if (!restConfig.ok()) return fail(restConfig.error().message);
   return runDaemon(settings, std::move(*restConfig), stop.get_token());
 }

@@ -1,7 +1,9 @@
 #pragma once
 // `berth run`: flags and configuration resolved into RunSettings, then the daemon until a stop.
 
+#include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <stop_token>
 #include <string>
@@ -11,6 +13,7 @@
 #include "pkg/client/config.h"
 #include "pkg/config/config.h"
 #include "pkg/log/log.h"
+#include "pkg/metrics/metrics.h"
 #include "pkg/scheduler/scheduler.h"
 #include "pkg/util/result.h"
 
@@ -25,6 +28,14 @@ struct RunSettings {
   int burst = 100;
   int64_t verbosity = 0;
   log::Format logFormat = log::Format::Text;
+  std::string vmodule;  // klog's pattern=N,... (checked), handed to the logger
+  std::string master;   // --master: the API server, over the kubeconfig's
+  std::string writeConfigTo;
+  std::map<std::string, bool> featureGates;  // the gates set (checked: all at berth's values)
+  metrics::ExposureOptions metrics;          // --disabled-metrics, --allow-metric-labels
+  std::string showHiddenMetricsForVersion;   // "" or the previous minor: berth hides none
+  std::chrono::milliseconds podMaxInUnschedulablePodsDuration{std::chrono::minutes(5)};
+  std::vector<std::string> warnings;  // to log once started (a flag overriding --config)
   ServingSettings serving;  // the secure port, its certificate, authentication, authorization
   // The file's, or the default, after the flags (leaderElection and clientConnection included).
   config::Configuration config;
@@ -38,7 +49,7 @@ struct RunFlags {
   RunSettings settings;
 };
 
-// Parses `berth run` flags and the configuration file.
+// Parses `berth run` flags (kube-scheduler's, in its --help sections) and the configuration file.
 util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args);
 
 // Runs the daemon against the API server `restConfig` names until `stop`; returns the exit code.

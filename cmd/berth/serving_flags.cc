@@ -1,5 +1,8 @@
 #include "cmd/berth/serving_flags.h"
 
+#include <optional>
+#include <string_view>
+
 namespace berth::cmd {
 
 std::vector<std::string> splitList(const std::string& value) {
@@ -14,14 +17,14 @@ std::vector<std::string> splitList(const std::string& value) {
 }
 
 void addServingFlags(FlagSet& flags, ServingSettings* s) {
+  flags.section("secure serving");
   flags.addString("bind-address", &s->bindAddress,
                   "The IP address on which to listen for the --secure-port port");
   flags.addInt("secure-port", &s->securePort,
                "The port on which to serve HTTPS with authentication and authorization. If 0, "
                "don't serve HTTPS at all");
-  flags.addInt("port", &s->deprecatedPort,
-               "DEPRECATED: use --secure-port; kept as its alias so that older manifests work, "
-               "except that 0 picks a free port (and logs it) as it always did");
+  flags.setTypeName("bind-address", "ip");
+  flags.setDefaultText("bind-address", "0.0.0.0");
   flags.addString("cert-dir", &s->certDir,
                   "The directory where the TLS certs are located. If --tls-cert-file and "
                   "--tls-private-key-file are provided, this flag will be ignored");
@@ -40,6 +43,31 @@ void addServingFlags(FlagSet& flags, ServingSettings* s) {
                   "Comma-separated list of cipher suites for the server (Go's names, e.g. "
                   "TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256). If omitted, the default cipher suites "
                   "will be used");
+  flags.setTypeName("tls-cipher-suites", "strings");
+  flags.addRefused("tls-sni-cert-key", "namedCertKey",
+                   "berth serves one certificate: use --tls-cert-file and --tls-private-key-file");
+  flags.addInt("http2-max-streams-per-connection", &s->http2MaxStreams,
+               "The limit that the server gives to clients for the maximum number of streams in "
+               "an HTTP/2 connection. Zero means to use golang's default. berth serves HTTP/1.1, "
+               "which has no streams: only 0 is accepted");
+  flags.restrict("http2-max-streams-per-connection",
+                 onlyValue("0",
+                           "berth serves HTTP/1.1 only, so there are no HTTP/2 streams to "
+                           "limit"));
+  flags.addBool("permit-address-sharing", &s->permitAddressSharing,
+                "If true, SO_REUSEADDR will be used when binding the port. This allows binding to "
+                "wildcard IPs like 0.0.0.0 and specific IPs in parallel, and it avoids waiting for "
+                "the kernel to release sockets in TIME_WAIT state. berth binds with SO_REUSEADDR "
+                "either way, as Go's listeners do");
+  flags.addBool("permit-port-sharing", &s->permitPortSharing,
+                "If true, SO_REUSEPORT will be used when binding the port, which allows more than "
+                "one instance to bind on the same address and port. Only false is accepted: "
+                "berth binds without SO_REUSEPORT");
+  flags.restrict("permit-port-sharing",
+                 onlyFalse("berth binds without SO_REUSEPORT: give each instance its own "
+                           "--secure-port"));
+
+  flags.section("authentication");
   flags.addString("client-ca-file", &s->clientCaFile,
                   "If set, any request presenting a client certificate signed by one of the "
                   "authorities in the client-ca-file is authenticated with an identity "
@@ -57,6 +85,16 @@ void addServingFlags(FlagSet& flags, ServingSettings* s) {
                 "that treats all requests as anonymous");
   flags.addDuration("authentication-token-webhook-cache-ttl", &s->tokenCacheTtl,
                     "The duration to cache responses from the webhook token authenticator");
+  for (const char* name : {"requestheader-allowed-names", "requestheader-client-ca-file",
+                           "requestheader-extra-headers-prefix", "requestheader-group-headers",
+                           "requestheader-uid-headers", "requestheader-username-headers"}) {
+    flags.addRefused(
+        name, std::string_view(name) == "requestheader-client-ca-file" ? "string" : "strings",
+        "berth does not trust an authenticating proxy's headers; it authenticates "
+        "bearer tokens (TokenReview) and client certificates (--client-ca-file)");
+  }
+
+  flags.section("authorization");
   flags.addString("authorization-kubeconfig", &s->authorizationKubeconfig,
                   "kubeconfig file pointing at the 'core' kubernetes server with enough rights to "
                   "create subjectaccessreviews.authorization.k8s.io (default: as "
@@ -64,10 +102,17 @@ void addServingFlags(FlagSet& flags, ServingSettings* s) {
   flags.addString("authorization-always-allow-paths", &s->alwaysAllowPaths,
                   "A list of HTTP paths to skip during authorization, i.e. these are authorized "
                   "without contacting the 'core' kubernetes server");
+  flags.setTypeName("authorization-always-allow-paths", "strings");
+  flags.setDefaultText("authorization-always-allow-paths", "[/healthz,/readyz,/livez]");
   flags.addDuration("authorization-webhook-cache-authorized-ttl", &s->authorizedTtl,
                     "The duration to cache 'authorized' responses from the webhook authorizer");
   flags.addDuration("authorization-webhook-cache-unauthorized-ttl", &s->unauthorizedTtl,
                     "The duration to cache 'unauthorized' responses from the webhook authorizer");
+
+  flags.section("deprecated");
+  flags.addInt("port", &s->deprecatedPort,
+               "DEPRECATED: use --secure-port; kept as its alias so that older manifests work, "
+               "except that 0 picks a free port (and logs it) as it always did");
 }
 
 util::Result<void> resolveServingFlags(const FlagSet& flags, ServingSettings& s) {

@@ -34,6 +34,9 @@ struct ServingSettings {
   std::string alwaysAllowPaths = "/healthz,/readyz,/livez";
   std::chrono::milliseconds authorizedTtl{10000};
   std::chrono::milliseconds unauthorizedTtl{10000};
+  int64_t http2MaxStreams = 0;        // HTTP/1.1 only: 0 is the one value
+  bool permitAddressSharing = false;  // SO_REUSEADDR is always set
+  bool permitPortSharing = false;     // SO_REUSEPORT is never set
 
   // Resolved by resolveServingFlags.
   uint16_t port = 10259;   // 0 with `serve`: any free port (--port 0)

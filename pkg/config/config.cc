@@ -45,9 +45,46 @@ bool isUpstreamPlugin(std::string_view name) {
          std::end(kUpstreamPlugins);
 }
 
+// What happens, without the plugin, to the pods that need it.
+std::string_view withoutPlugin(std::string_view name) {
+  static constexpr std::pair<std::string_view, std::string_view> kWithout[] = {
+      {"SchedulingGates",
+       "berth's queue holds pods with spec.schedulingGates itself, as upstream's plugin does; "
+       "leave it out of the profile"},
+      {"VolumeBinding",
+       "pods with persistentVolumeClaim or ephemeral volumes are refused (left Pending with a "
+       "FailedScheduling event) rather than placed without their volumes bound"},
+      {"VolumeZone",
+       "pods with persistentVolumeClaim volumes are refused (left Pending with a "
+       "FailedScheduling event), so none is placed outside its volume's zone"},
+      {"VolumeRestrictions",
+       "pods with the in-tree disk volumes it checks (gcePersistentDisk, awsElasticBlockStore, "
+       "rbd, iscsi) are refused (left Pending with a FailedScheduling event)"},
+      {"NodeVolumeLimits",
+       "pods with the attachable volumes it counts (gcePersistentDisk, awsElasticBlockStore, "
+       "azureDisk, azureFile, cinder, vsphereVolume, portworxVolume) are refused (left Pending "
+       "with a FailedScheduling event)"},
+      {"DynamicResources",
+       "pods with spec.resourceClaims are refused (left Pending with a FailedScheduling event)"},
+      {"AzureDiskLimits", "kube-scheduler v1.35 has no such plugin either: use NodeVolumeLimits"},
+      {"CinderLimits", "kube-scheduler v1.35 has no such plugin either: use NodeVolumeLimits"},
+      {"EBSLimits", "kube-scheduler v1.35 has no such plugin either: use NodeVolumeLimits"},
+      {"GCEPDLimits", "kube-scheduler v1.35 has no such plugin either: use NodeVolumeLimits"},
+      {"SelectorSpread", "kube-scheduler v1.35 has no such plugin either: use PodTopologySpread"},
+      {"ServiceAffinity",
+       "kube-scheduler v1.35 has no such plugin either: use required pod affinity"},
+  };
+  for (const auto& [plugin, what] : kWithout) {
+    if (plugin == name) return what;
+  }
+  return {};
+}
+
 std::string pluginNameProblem(const std::string& name) {
   if (isUpstreamPlugin(name)) {
-    return "plugin \"" + name + "\" is not supported by berth";
+    std::string problem = "plugin \"" + name + "\" is not supported by berth";
+    if (auto what = withoutPlugin(name); !what.empty()) problem += ": " + std::string(what);
+    return problem;
   }
   return "unknown plugin " + util::quoteGo(name);
 }
@@ -621,6 +658,74 @@ const PluginConfig* Profile::pluginConfigFor(std::string_view name) const {
     if (c.name == name) return &c;
   }
   return nullptr;
+}
+
+namespace {
+
+Json encodePluginSet(const PluginSet& set) {
+  Json out = Json::object();
+  for (const auto& [key, list] :
+       {std::pair{"enabled", &set.enabled}, {"disabled", &set.disabled}}) {
+    if (list->empty()) continue;
+    Json items = Json::array();
+    for (const PluginRef& ref : *list) {
+      Json item = {{"name", ref.name}};
+      if (ref.weight != 0) item["weight"] = ref.weight;
+      items.push_back(std::move(item));
+    }
+    out[key] = std::move(items);
+  }
+  return out;
+}
+
+}  // namespace
+
+Json encodeConfiguration(const Configuration& cfg) {
+  Json profiles = Json::array();
+  for (const Profile& p : cfg.profiles) {
+    Json profile = {{"schedulerName", p.schedulerName}};
+    if (p.percentageOfNodesToScore)
+      profile["percentageOfNodesToScore"] = *p.percentageOfNodesToScore;
+    Json plugins = Json::object();
+    for (const ExtensionPoint& point : kExtensionPoints) {
+      if (point.set == nullptr) continue;
+      Json set = encodePluginSet(p.plugins.*point.set);
+      if (!set.empty()) plugins[std::string(point.field)] = std::move(set);
+    }
+    profile["plugins"] = std::move(plugins);
+    Json pluginConfig = Json::array();
+    for (const PluginConfig& c : p.pluginConfig) {
+      Json entry = {{"name", c.name}};
+      if (!c.args.is_null()) entry["args"] = c.args;
+      pluginConfig.push_back(std::move(entry));
+    }
+    if (!pluginConfig.empty()) profile["pluginConfig"] = std::move(pluginConfig);
+    profiles.push_back(std::move(profile));
+  }
+  const LeaderElection& le = cfg.leaderElection;
+  return Json{
+      {"apiVersion", std::string(kApiVersion)},
+      {"kind", "KubeSchedulerConfiguration"},
+      {"parallelism", cfg.parallelism},
+      {"percentageOfNodesToScore", cfg.percentageOfNodesToScore},
+      {"podInitialBackoffSeconds", cfg.podInitialBackoffSeconds},
+      {"podMaxBackoffSeconds", cfg.podMaxBackoffSeconds},
+      {"leaderElection",
+       {{"leaderElect", le.leaderElect},
+        {"leaseDuration", formatMillis(le.leaseDurationMillis)},
+        {"renewDeadline", formatMillis(le.renewDeadlineMillis)},
+        {"retryPeriod", formatMillis(le.retryPeriodMillis)},
+        {"resourceLock", le.resourceLock},
+        {"resourceName", le.resourceName},
+        {"resourceNamespace", le.resourceNamespace}}},
+      {"clientConnection",
+       {{"kubeconfig", cfg.clientConnection.kubeconfig},
+        {"acceptContentTypes", ""},
+        {"contentType", std::string(kJsonContentType)},
+        {"qps", cfg.clientConnection.qps},
+        {"burst", cfg.clientConnection.burst}}},
+      {"profiles", std::move(profiles)},
+  };
 }
 
 Configuration defaultConfiguration() {

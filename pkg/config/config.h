@@ -67,6 +67,11 @@ Configuration defaultConfiguration();
 util::Result<Configuration> parseConfiguration(std::string_view text, std::string_view source,
                                                const PluginCatalog& args);
 
+// `cfg` as a kubescheduler.config.k8s.io/v1 document that parseConfiguration reads back to the
+// same configuration (kube-scheduler's --write-config-to): every field with its value, defaults
+// included; the plugin sets merged with the defaults; pluginConfig args as they were given.
+Json encodeConfiguration(const Configuration& cfg);
+
 // Upstream's v1 default plugins (MultiPoint, in order) restricted to those berth implements, with
 // their default score weights.
 const std::vector<PluginRef>& defaultMultiPointPlugins();

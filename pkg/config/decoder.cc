@@ -33,9 +33,16 @@ std::string index(const std::string& path, size_t i) {
   return path + "[" + std::to_string(i) + "]";
 }
 
+std::string Decoder::error() const {
+  if (errors_.size() == 1) return errors_.front();
+  std::string out = std::to_string(errors_.size()) + " errors:";
+  for (const std::string& e : errors_) out += "\n  " + e;
+  return out;
+}
+
 void Decoder::fail(const std::string& path, const std::string& problem) {
-  if (!error_) {
-    error_ = path.empty() ? problem : path + ": " + problem;
+  if (!failed()) {
+    errors_.push_back(path.empty() ? problem : path + ": " + problem);
   }
 }
 
@@ -49,23 +56,22 @@ void Decoder::object(const Json& j, const std::string& path, const std::vector<F
     return;
   }
   for (const auto& [key, value] : j.items()) {
-    if (failed()) {
-      return;
-    }
     std::string p = child(path, key);
     auto f = std::find_if(fields.begin(), fields.end(),
                           [&key = key](const Field& field) { return field.name == key; });
-    if (f != fields.end()) {
-      if (!value.is_null()) {
-        f->handler(value, p);
+    isolated([&, &key = key, &value = value] {
+      if (f != fields.end()) {
+        if (!value.is_null()) {
+          f->handler(value, p);
+        }
+      } else if (std::find(unsupported.begin(), unsupported.end(), key) != unsupported.end()) {
+        if (!value.is_null()) {
+          fail(p, "not supported by berth");
+        }
+      } else {
+        fail(p, "unknown field");
       }
-    } else if (std::find(unsupported.begin(), unsupported.end(), key) != unsupported.end()) {
-      if (!value.is_null()) {
-        fail(p, "not supported by berth");
-      }
-    } else {
-      fail(p, "unknown field");
-    }
+    });
   }
 }
 
@@ -77,8 +83,8 @@ void Decoder::list(const Json& j, const std::string& path, const Handler& each) 
     fail(path, "must be a list, got " + describe(j));
     return;
   }
-  for (size_t i = 0; i < j.size() && !failed(); ++i) {
-    each(j[i], index(path, i));
+  for (size_t i = 0; i < j.size(); ++i) {
+    isolated([&] { each(j[i], index(path, i)); });
   }
 }
 

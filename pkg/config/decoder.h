@@ -1,8 +1,11 @@
 #pragma once
 // Strict decoding of JSON values into configuration structs, for pkg/config and for the plugins
-// that decode their own args. A Decoder keeps the first error ("path: problem"); once it has one,
-// every further call is a no-op, so decoding code can read field after field without checking
-// each step (Abseil's Status::Update idea).
+// that decode their own args. Every field of a mapping and every item of a list is decoded on its
+// own: an error in one does not stop its siblings, so a file's problems are all reported at once
+// (upstream's aggregated validation). Within one field the first error wins: once it has one,
+// every further call there is a no-op, so decoding code can read part after part without checking
+// each step (Abseil's Status::Update idea), and code that checks failed() after decoding a group
+// sees whether anything in the group failed.
 
 #include <cstdint>
 #include <functional>
@@ -31,9 +34,12 @@ class Decoder {
     Handler handler;
   };
 
-  bool failed() const { return error_.has_value(); }
-  // "path: problem", or "problem" when the path is empty.
-  const std::string& error() const { return *error_; }
+  // An error was reported in the current field (or, outside any, at all).
+  bool failed() const { return errors_.size() > floor_; }
+  // Every error, "path: problem" (or "problem" when the path is empty), in document order.
+  const std::vector<std::string>& errors() const { return errors_; }
+  // The errors as one message: the error itself, or "N errors:" and one indented line each.
+  std::string error() const;
   void fail(const std::string& path, const std::string& problem);
 
   // Walks a mapping in document order and hands each field to its handler. A field that is not
@@ -54,7 +60,17 @@ class Decoder {
   std::optional<int64_t> integer(const Json& v, const std::string& path, int64_t min, int64_t max,
                                  std::string_view type);
 
-  std::optional<std::string> error_;
+  // Runs `decode` as a field of its own: it starts without the errors of its siblings.
+  template <typename F>
+  void isolated(F&& decode) {
+    const size_t saved = floor_;
+    floor_ = errors_.size();
+    decode();
+    floor_ = saved;
+  }
+
+  std::vector<std::string> errors_;
+  size_t floor_ = 0;  // errors before this index belong to an enclosing or earlier field
 };
 
 // The apiVersion and kind fields a plugin's args may carry; they must name its args type `kind`.

@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -179,14 +180,64 @@ void Metrics::setLeaderStatus(std::string name, std::function<bool()> isLeader) 
   is_leader_ = std::move(isLeader);
 }
 
+void Metrics::setExposureOptions(ExposureOptions options) {
+  std::lock_guard lock(mu_);
+  exposure_ = std::move(options);
+}
+
+namespace {
+
+// Sums `from` into `into`, two series of one family with the same labels.
+void addSeries(ClientMetric& into, const ClientMetric& from) {
+  into.counter.value += from.counter.value;
+  into.gauge.value += from.gauge.value;
+  into.untyped.value += from.untyped.value;
+  into.histogram.sample_count += from.histogram.sample_count;
+  into.histogram.sample_sum += from.histogram.sample_sum;
+  for (size_t i = 0; i < into.histogram.bucket.size() && i < from.histogram.bucket.size(); ++i) {
+    into.histogram.bucket[i].cumulative_count += from.histogram.bucket[i].cumulative_count;
+  }
+}
+
+void applyExposure(const ExposureOptions& options, std::vector<MetricFamily>& families) {
+  std::erase_if(families, [&](const MetricFamily& f) { return options.disabled.contains(f.name); });
+  if (options.allowLabels.empty()) return;
+  for (MetricFamily& f : families) {
+    bool listed = false;
+    for (const auto& entry : options.allowLabels) listed = listed || entry.first.first == f.name;
+    if (!listed) continue;
+    std::vector<ClientMetric> merged;
+    for (ClientMetric& m : f.metric) {
+      for (prometheus::ClientMetric::Label& label : m.label) {
+        auto allowed = options.allowLabels.find({f.name, label.name});
+        if (allowed != options.allowLabels.end() && !allowed->second.contains(label.value)) {
+          label.value = "unexpected";
+        }
+      }
+      auto same = std::find_if(merged.begin(), merged.end(),
+                               [&](const ClientMetric& other) { return other.label == m.label; });
+      if (same == merged.end()) {
+        merged.push_back(std::move(m));
+      } else {
+        addSeries(*same, m);
+      }
+    }
+    f.metric = std::move(merged);
+  }
+}
+
+}  // namespace
+
 std::string Metrics::expose() const {
   std::vector<MetricFamily> families = registry_.Collect();
 
   std::function<SchedulerState()> stateSource;
   std::string leaseName;
   std::function<bool()> isLeader;
+  ExposureOptions exposure;
   {
     std::lock_guard lock(mu_);
+    exposure = exposure_;
     stateSource = scheduler_state_;
     leaseName = lease_name_;
     isLeader = is_leader_;
@@ -301,6 +352,7 @@ std::string Metrics::expose() const {
   families.push_back(std::move(build));
 
   for (MetricFamily& f : processFamilies()) families.push_back(std::move(f));
+  applyExposure(exposure, families);
   return prometheus::TextSerializer().Serialize(families);
 }
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -33,6 +34,16 @@ namespace berth::metrics {
 
 // prometheus.ExponentialBuckets(start, factor, count), as upstream declares its buckets.
 std::vector<double> exponentialBuckets(double start, double factor, int count);
+
+// component-base's escape hatches for misbehaving metrics, applied when /metrics is served:
+// --disabled-metrics (families not exposed) and --allow-metric-labels (a value of a listed label
+// outside its allow-list is exposed as "unexpected"; series that then share their labels are
+// summed, as if recorded under "unexpected").
+struct ExposureOptions {
+  std::set<std::string> disabled;
+  // (metric name, label name) -> the values allowed.
+  std::map<std::pair<std::string, std::string>, std::set<std::string>> allowLabels;
+};
 
 // One series of a histogram kept outside prometheus-cpp: cumulative counts per upper bound (the
 // +Inf bucket is `count`).
@@ -111,6 +122,8 @@ class Metrics {
   // leader_election_master_status{name}: 1 while this replica leads the lease `name`.
   void setLeaderStatus(std::string name, std::function<bool()> isLeader);
 
+  void setExposureOptions(ExposureOptions options);
+
   // The Prometheus text exposition (format 0.0.4) of everything above, plus process_* figures
   // and berth_build_info.
   std::string expose() const;
@@ -133,6 +146,7 @@ class Metrics {
   mutable std::mutex mu_;  // the sources
   std::function<SchedulerState()> scheduler_state_;
   std::string lease_name_;
+  ExposureOptions exposure_;
   std::function<bool()> is_leader_;
 };
 

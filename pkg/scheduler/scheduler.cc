@@ -36,6 +36,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feed
   recorderBase.clock = &s->clock_;
   queue::QueueOptions qo;
   qo.nominator = &s->nominator_;
+  qo.podMaxInUnschedulablePodsDuration = s->options_.podMaxInUnschedulablePodsDuration;
   for (const config::Profile& profile : s->options_.config.profiles) {
     auto fw = framework::runtime::Framework::create(registry, profile, handle, s->clock_);
     if (!fw.ok()) return fw.error();

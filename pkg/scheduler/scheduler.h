@@ -83,6 +83,9 @@ struct SchedulerOptions {
   // The plugins the profiles are built from; null: the in-tree registry. Must outlive create().
   const framework::runtime::Registry* registry = nullptr;
   size_t preemptionConcurrency = 4;  // preemptions whose API writes run at once
+  // How long a pod waits in unschedulablePods before it is retried without an event
+  // (--pod-max-in-unschedulable-pods-duration).
+  util::Duration podMaxInUnschedulablePodsDuration = std::chrono::minutes(5);
 };
 
 class Scheduler {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 
@@ -324,7 +325,9 @@ std::string toTable(const Report& report, bool withExplain) {
   std::ostringstream out;
   out << pad("POD", podWidth + 3) << pad("NODE", nodeWidth + 3) << "RESULT\n";
   int placed = 0;
+  std::set<std::string> used;  // the nodes the placed pods went to
   for (const auto& r : report.results) {
+    if (r.node) used.insert(*r.node);
     out << pad(r.pod, podWidth + 3) << pad(r.node ? *r.node : "<none>", nodeWidth + 3);
     if (!r.nominatedNode.empty()) {
       out << "Scheduled after preempting";
@@ -355,8 +358,8 @@ std::string toTable(const Report& report, bool withExplain) {
     }
   }
   out << "\n"
-      << placed << "/" << report.results.size() << " pending pods placed on " << report.numNodes
-      << " nodes\n";
+      << placed << "/" << report.results.size() << " pending pods placed on " << used.size()
+      << " of " << report.numNodes << " nodes\n";
   for (const auto& e : report.evictions) {
     out << "evicted " << e.pod << " from node " << e.node << " to make room for " << e.by << "\n";
   }

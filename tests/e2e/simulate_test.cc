@@ -349,9 +349,96 @@ TEST(Cli, VersionAndHelp) {
   EXPECT_NE(h.out.find("simulate"), std::string::npos);
   Output sh = runBerth("simulate --help");
   EXPECT_EQ(sh.exitCode, 0);
-  EXPECT_NE(sh.out.find("--cluster string"), std::string::npos) << sh.out;
+  EXPECT_NE(sh.out.find("--cluster stringArray"), std::string::npos) << sh.out;
   Output bad = runBerth("frobnicate");
   EXPECT_EQ(bad.exitCode, 2);
+}
+
+TEST(Cli, VersionOnEveryCommandAndAsJsonOrYaml) {
+  for (const char* command : {"--version", "run --version", "simulate --version",
+                              "explain --version", "demo --version", "apiserver --version"}) {
+    SCOPED_TRACE(command);
+    Output r = runBerth(command);
+    EXPECT_EQ(r.exitCode, 0) << r.out;
+    EXPECT_EQ(r.out, "berth v" + std::string(BERTH_VERSION) + "\n");
+  }
+  Output j = runBerth("version -o json");
+  ASSERT_EQ(j.exitCode, 0) << j.out;
+  const auto info = nlohmann::json::parse(j.out);
+  for (const char* key : {"major", "minor", "gitVersion", "gitCommit", "gitTreeState", "buildDate",
+                          "compiler", "platform"}) {
+    EXPECT_TRUE(info.contains(key)) << key << " in " << j.out;
+  }
+  EXPECT_EQ(info["gitVersion"], "v" + std::string(BERTH_VERSION));
+  Output y = runBerth("version --output=yaml");
+  ASSERT_EQ(y.exitCode, 0) << y.out;
+  EXPECT_NE(y.out.find("gitCommit: \""), std::string::npos) << y.out;
+  Output help = runBerth("version --help");
+  EXPECT_EQ(help.exitCode, 0);
+  EXPECT_NE(help.out.find("-o, --output string"), std::string::npos) << help.out;
+  EXPECT_EQ(runBerth("version -o xml").exitCode, 2);
+}
+
+TEST(Simulate, RepeatedClusterFilesAreMerged) {
+  const std::string nodes = writeTemp("merge-nodes.yaml", R"(apiVersion: v1
+kind: Node
+metadata: {name: n1}
+status: {allocatable: {cpu: "2", memory: 4Gi, pods: "110"}}
+)");
+  const std::string pods = writeTemp("merge-pods.yaml", R"(apiVersion: v1
+kind: Pod
+metadata: {name: web, namespace: default}
+spec:
+  schedulerName: berth
+  containers: [{name: c, resources: {requests: {cpu: "1"}}}]
+)");
+  Output r = runBerth("simulate --cluster " + nodes + " --cluster " + pods);
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_NE(r.out.find("default/web   n1     Scheduled"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1/1 pending pods placed on 1 of 1 nodes"), std::string::npos) << r.out;
+  Output twice = runBerth("simulate --cluster " + nodes + " --cluster " + nodes);
+  EXPECT_EQ(twice.exitCode, 2);
+  EXPECT_NE(twice.out.find("node n1 is in both " + nodes + " and " + nodes), std::string::npos)
+      << twice.out;
+}
+
+TEST(Simulate, AConfigWithoutTheSchedulerNameListsItsProfilesAndTheFlag) {
+  const std::string path = writeTemp("ab-config.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+profiles:
+- schedulerName: a
+- schedulerName: b
+)");
+  Output r = runBerth("simulate --cluster examples/cluster.yaml --config " + path);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_EQ(r.out, "Error: " + path +
+                       " has no profile for scheduler name \"berth\": its profiles are \"a\", "
+                       "\"b\"; pass --scheduler-name NAME to place the pods of one of them, or "
+                       "--all-pending\n");
+  Output named =
+      runBerth("simulate --cluster examples/cluster.yaml --scheduler-name a --config " + path);
+  EXPECT_EQ(named.exitCode, 0) << named.out;
+}
+
+TEST(Simulate, AllOfAConfigsFieldErrorsAtOnce) {
+  const std::string path =
+      writeTemp("multi-config.yaml", R"(apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+percentageOfNodesToScore: 150
+enableProfiling: true
+profiles:
+- plugins:
+    filter:
+      enabled: [{name: VolumeBinding}]
+)");
+  Output r = runBerth("simulate --cluster examples/cluster.yaml --config " + path);
+  EXPECT_EQ(r.exitCode, 2);
+  EXPECT_NE(r.out.find(path + ": 3 errors:\n  percentageOfNodesToScore: "), std::string::npos)
+      << r.out;
+  EXPECT_NE(r.out.find("\n  enableProfiling: not supported by berth\n"), std::string::npos);
+  EXPECT_NE(r.out.find("\n  profiles[0].plugins.filter.enabled[0]: plugin \"VolumeBinding\" is "
+                       "not supported by berth: pods with persistentVolumeClaim"),
+            std::string::npos);
 }
 
 }  // namespace

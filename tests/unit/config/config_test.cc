@@ -605,3 +605,53 @@ TEST(Config, PluginsAreThoseOfTheGivenCatalog) {
 
 }  // namespace
 }  // namespace berth::config
+
+namespace berth::config {
+namespace {
+
+// --write-config-to's document reads back as the configuration it was written from.
+TEST(Config, EncodedConfigurationReadsBackTheSame) {
+  auto original = parse(
+      "parallelism: 8\n"
+      "percentageOfNodesToScore: 50\n"
+      "podInitialBackoffSeconds: 2\n"
+      "podMaxBackoffSeconds: 20\n"
+      "leaderElection: {leaseDuration: 30s, renewDeadline: 20s, retryPeriod: 500ms}\n"
+      "clientConnection: {kubeconfig: /k, qps: 7, burst: 9}\n"
+      "profiles:\n"
+      "- schedulerName: berth\n"
+      "- schedulerName: berth-binpack\n"
+      "  percentageOfNodesToScore: 30\n"
+      "  plugins:\n"
+      "    score:\n"
+      "      disabled: [{name: NodeResourcesBalancedAllocation}]\n"
+      "      enabled: [{name: NodeResourcesFit, weight: 5}]\n"
+      "  pluginConfig:\n"
+      "  - name: NodeResourcesFit\n"
+      "    args: {scoringStrategy: {type: MostAllocated}}\n");
+  ASSERT_TRUE(original.ok()) << original.error().message;
+  const Json written = encodeConfiguration(*original);
+  EXPECT_EQ(written["apiVersion"], "kubescheduler.config.k8s.io/v1");
+  EXPECT_EQ(written["leaderElection"]["retryPeriod"], "500ms");
+  auto read = parseConfiguration(written.dump(2), "written.yaml");
+  ASSERT_TRUE(read.ok()) << read.error().message << "\n" << written.dump(2);
+  // Encoding is a function of the configuration: equal documents, equal configurations.
+  EXPECT_EQ(encodeConfiguration(*read), written);
+  EXPECT_EQ(read->parallelism, 8);
+  EXPECT_EQ(read->leaderElection.leaseDurationMillis, 30000);
+  EXPECT_EQ(read->clientConnection.kubeconfig, "/k");
+  ASSERT_EQ(read->profiles.size(), 2U);
+  // Names and weights as merged (where each came from differs: the written file's lists).
+  EXPECT_EQ(written["profiles"][1]["plugins"]["score"],
+            Json::parse(R"({"enabled": [{"name": "NodeResourcesFit", "weight": 5}],
+                            "disabled": [{"name": "NodeResourcesBalancedAllocation"}]})"));
+  ASSERT_EQ(read->profiles[1].pluginConfig.size(), 1U);
+  EXPECT_EQ(read->profiles[1].pluginConfig[0].args, original->profiles[1].pluginConfig[0].args);
+
+  auto defaults = parseConfiguration(encodeConfiguration(defaultConfiguration()).dump(), "d");
+  ASSERT_TRUE(defaults.ok()) << defaults.error().message;
+  EXPECT_EQ(encodeConfiguration(*defaults), encodeConfiguration(defaultConfiguration()));
+}
+
+}  // namespace
+}  // namespace berth::config

@@ -118,6 +118,40 @@ TEST(ConfigErrors, UnknownAndUnsupportedFieldsAreErrors) {
   });
 }
 
+TEST(ConfigErrors, EveryFieldErrorIsReportedAtOnce) {
+  // The walkthrough's multi-problem file: four independent mistakes, one run.
+  expectErrors({
+      {"four problems",
+       "percentageOfNodesToScore: 150\n"
+       "enableProfiling: true\n"
+       "extenders: [{urlPrefix: http://x}]\n"
+       "profiles:\n"
+       "- schedulerName: a\n"
+       "  plugins:\n"
+       "    filter:\n"
+       "      enabled:\n"
+       "      - name: VolumeZone\n"
+       "      - name: Magic\n"
+       "- schedulerName: b\n"
+       "  percentageOfNodesToScore: -1\n",
+       "config.yaml: 6 errors:\n"
+       "  percentageOfNodesToScore: not in valid range [0-100], got 150\n"
+       "  enableProfiling: not supported by berth\n"
+       "  extenders: not supported by berth\n"
+       "  profiles[0].plugins.filter.enabled[0]: plugin \"VolumeZone\" is not supported by "
+       "berth: pods with persistentVolumeClaim volumes are refused (left Pending with a "
+       "FailedScheduling event), so none is placed outside its volume's zone\n"
+       "  profiles[0].plugins.filter.enabled[1]: unknown plugin \"Magic\"\n"
+       "  profiles[1].percentageOfNodesToScore: not in valid range [0-100], got -1"},
+      {"two fields of one block", "leaderElection: {leaseDuration: x, renewDeadline: 1z}\n",
+       "config.yaml: 2 errors:\n"
+       "  leaderElection.leaseDuration: invalid duration \"x\", want a Go duration like "
+       "\"15s\", \"1m30s\" or \"500ms\"\n"
+       "  leaderElection.renewDeadline: invalid duration \"1z\", want a Go duration like "
+       "\"15s\", \"1m30s\" or \"500ms\""},
+  });
+}
+
 TEST(ConfigErrors, DuplicateJsonKeysAreErrors) {
   auto cfg = parseConfiguration(
       R"({"apiVersion": "kubescheduler.config.k8s.io/v1", "kind": "KubeSchedulerConfiguration",
@@ -133,7 +167,9 @@ TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
       {"upstream plugin enabled",
        "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
        "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeBinding\" is "
-       "not supported by berth"},
+       "not supported by berth: pods with persistentVolumeClaim or ephemeral volumes are refused "
+       "(left Pending with a FailedScheduling event) rather than placed without their volumes "
+       "bound"},
       {"unknown plugin enabled",
        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Magic\n",
        "config.yaml: profiles[0].plugins.score.enabled[0]: unknown plugin \"Magic\""},
@@ -184,7 +220,9 @@ TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
       {"args for an upstream plugin",
        "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {}\n",
        "config.yaml: profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not "
-       "supported by berth"},
+       "supported by berth: pods with persistentVolumeClaim or ephemeral volumes are refused "
+       "(left Pending with a FailedScheduling event) rather than placed without their volumes "
+       "bound"},
       {"args for an unknown plugin", "profiles:\n- pluginConfig:\n  - name: Foo\n",
        "config.yaml: profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"args for a plugin without arguments",

@@ -161,3 +161,45 @@ TEST(Metrics, ProcessAndBuildInfoAreExposed) {
 
 }  // namespace
 }  // namespace berth::metrics
+
+namespace berth::metrics {
+namespace {
+
+TEST(Metrics, DisabledMetricsAreNotExposed) {
+  Metrics m;
+  m.scheduleAttempt("berth", "scheduled", std::chrono::milliseconds(3));
+  m.setExposureOptions({.disabled = {"scheduler_schedule_attempts_total"}, .allowLabels = {}});
+  const std::string text = m.expose();
+  EXPECT_EQ(text.find("scheduler_schedule_attempts_total"), std::string::npos);
+  EXPECT_NE(text.find("scheduler_scheduling_attempt_duration_seconds_bucket"), std::string::npos);
+}
+
+TEST(Metrics, LabelValuesOutsideTheAllowListAreExposedAsUnexpected) {
+  Metrics m;
+  m.scheduleAttempt("berth", "scheduled", std::chrono::milliseconds(3));
+  m.scheduleAttempt("berth", "error", std::chrono::milliseconds(3));
+  m.scheduleAttempt("berth", "unschedulable", std::chrono::milliseconds(3));
+  m.setExposureOptions(
+      {.disabled = {},
+       .allowLabels = {{{"scheduler_schedule_attempts_total", "result"}, {"scheduled"}},
+                       {{"scheduler_scheduling_attempt_duration_seconds", "result"}, {}}}});
+  const std::string text = m.expose();
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="scheduled"})"), 1);
+  // error and unschedulable are one "unexpected" series now, summed.
+  EXPECT_EQ(
+      sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="unexpected"})"), 2);
+  EXPECT_EQ(sample(text, R"(scheduler_schedule_attempts_total{profile="berth",result="error"})"),
+            -1);
+  const std::string bucket =
+      R"(scheduler_scheduling_attempt_duration_seconds_bucket{profile="berth",result="unexpected",le=")";
+  EXPECT_EQ(sample(text, bucket + R"(+Inf"})"), 3);
+  EXPECT_EQ(
+      sample(
+          text,
+          R"(scheduler_scheduling_attempt_duration_seconds_count{profile="berth",result="unexpected"})"),
+      3);
+}
+
+}  // namespace
+}  // namespace berth::metrics
