@@ -74,27 +74,6 @@ util::Result<PodRef> parsePodRef(const std::string& arg) {
   return PodRef{arg.substr(0, slash), arg.substr(slash + 1)};
 }
 
-// kubectl's -n: the flag set has no shorthands, so "-n NS", "-n=NS" and "-nNS" become
-// --namespace.
-std::vector<std::string> expandNamespaceShorthand(const std::vector<std::string>& args) {
-  std::vector<std::string> out;
-  out.reserve(args.size());
-  for (const std::string& a : args) {
-    if (a == "-n") {
-      out.emplace_back("--namespace");
-    } else if (a.starts_with("-n=")) {
-      out.push_back("--namespace=" + a.substr(3));
-    } else if (a.starts_with("-n") && !a.starts_with("--")) {
-      out.push_back("--namespace=" + a.substr(2));
-    } else {
-      out.push_back(a);
-    }
-    if (a == "--") break;
-  }
-  for (size_t i = out.size(); i < args.size(); ++i) out.push_back(args[i]);
-  return out;
-}
-
 // Every object of a kind plugins read besides pods and nodes. Without them the plugins see fewer
 // objects, not a broken cluster: a list that fails is a warning. With `noneWhenNotServed`, a server
 // that does not serve the kind at all (404) simply has none.
@@ -323,12 +302,12 @@ int explainCommand(const std::vector<std::string>& args) {
   flags.addString("namespace", &ns,
                   "The pod's namespace (-n; default: the NAMESPACE/ prefix, else the kubeconfig "
                   "context's namespace, else \"default\")");
+  flags.addShorthand('n', "namespace");
   flags.addString("config", &configPath,
                   "The path to the configuration file (KubeSchedulerConfiguration, "
                   "kubescheduler.config.k8s.io/v1) whose profiles the daemon runs");
   addOutputFlag(flags, &output, " (as 'berth simulate --explain')");
-  const CommandLine cli =
-      flags.parseCommandLine(expandNamespaceShorthand(args), kExplainHelp, /*maxArgs=*/1);
+  const CommandLine cli = flags.parseCommandLine(args, kExplainHelp, /*maxArgs=*/1);
   if (cli.exitCode) return *cli.exitCode;
   if (cli.args.empty()) return fail("requires one argument, POD or NAMESPACE/POD");
   auto ref = parsePodRef(cli.args.front());

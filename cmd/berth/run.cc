@@ -228,10 +228,9 @@ int runCommand(const std::vector<std::string>& args) {
   if (parsed->exitCode) return *parsed->exitCode;
   const RunSettings& settings = parsed->settings;
   log::configure(settings.logFormat, static_cast<int>(settings.verbosity));
-  if (!settings.vmodule.empty()) {
-    // pkg/log has one verbosity for every file today; the value is checked and kept for it.
-    log::warning("--vmodule is not applied yet: --v sets the verbosity of every file",
-                 {{"vmodule", settings.vmodule}});
+  if (auto r = log::setVModule(settings.vmodule); !r.ok()) {
+    return fail("invalid argument \"" + settings.vmodule +
+                "\" for \"--vmodule\" flag: " + r.error().message);
   }
   if (!settings.writeConfigTo.empty()) return writeConfigTo(settings);
   // client-go's BuildConfigFromFlags: --master alone is a server without credentials; with a
