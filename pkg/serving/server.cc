@@ -276,14 +276,8 @@ Response Server::Impl::answer(const http::request<http::string_body>& req,
   }
   const std::string_view method = req.method() == http::verb::get ? "GET" : "HEAD";
   const auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
-  Request request{method,
-                  view(req.target()),
-                  view(req[http::field::authorization]),
-                  peer,
-                  view(req[http::field::accept]),
-                  {}};
-  for (const auto& field : req)
-    request.headers.emplace_back(view(field.name_string()), view(field.value()));
+  const Request request{method, view(req.target()), view(req[http::field::authorization]), peer,
+                        view(req[http::field::accept])};
   try {
     return handler(request);
   } catch (const std::exception& e) {

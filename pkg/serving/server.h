@@ -20,7 +20,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 #include "pkg/serving/tls.h"
@@ -48,8 +47,6 @@ struct Request {
   std::string_view authorization;         // the Authorization header, "" when absent
   const PeerCertificate* peer = nullptr;  // null when the client presented no certificate
   std::string_view accept;                // the Accept header, "" when absent
-  // Every header field as sent (name, value), for the front-proxy headers; names keep their case.
-  std::vector<std::pair<std::string_view, std::string_view>> headers{};
 };
 
 // Answers one request. Called on one of the server's threads; it may block for a bounded time.
