@@ -11,6 +11,7 @@
 #include <iostream>
 #include <memory>
 #include <mutex>
+#include <random>
 #include <set>
 #include <sstream>
 #include <string>
@@ -25,6 +26,7 @@
 #include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
 #include "pkg/apiserver/store.h"
+#include "pkg/util/uuid.h"
 
 namespace berth::cmd {
 
@@ -259,7 +261,15 @@ int demoCommand(const std::vector<std::string>& args) {
   if (auto r = load(store, cluster); !r.ok()) return fail("demo cluster: " + r.error().message);
   // Preempted pods leave within a second instead of their 30-second grace period.
   apiserver::KubeletStandIn kubelets(store, std::chrono::seconds(1));
-  auto server = apiserver::Server::start(store, {});
+  // A token the embedded API server's TokenReview accepts, whose user may read the serving port's
+  // paths: the demo's /metrics is scraped exactly as a cluster's Prometheus scrapes berth.
+  std::mt19937_64 rng(std::random_device{}());
+  const std::string token = "demo-" + util::uuidV4(rng);
+  apiserver::ServerOptions serverOptions;
+  serverOptions.reviews.tokens.push_back({token, "demo-scraper", "1", {"system:authenticated"}});
+  serverOptions.reviews.allow.push_back(
+      {"demo-scraper", "", {"get"}, {"/metrics", "/metrics/resources", "/configz", "/statusz"}});
+  auto server = apiserver::Server::start(store, std::move(serverOptions));
   if (!server.ok()) return fail(server.error().message);
 
   std::set<std::string> names;
@@ -267,14 +277,18 @@ int demoCommand(const std::vector<std::string>& args) {
   names.insert(kPreemptorName);
   Narrator narrator(names);
   settings.observer = &narrator;
-  std::cout << "berth demo: embedded API server at " << (*server)->url() << " with "
-            << cluster.nodes.size() << " nodes, a Deployment's ReplicaSet, a StatefulSet and "
-            << cluster.pods.size() << " pods that are not berth's to schedule.\nThe berth daemon "
-            << "watches it over HTTP. " << ours.size()
-            << " pods with spec.schedulerName: " << schedulerName
-            << " are created one after another in queue order (priority, then "
-            << "creation time,\nas `berth simulate --cluster examples/cluster.yaml` places them); "
-            << "berth binds each to the best node or says why none fits:\n\n";
+  std::cout
+      << "berth demo: embedded API server at " << (*server)->url() << " with "
+      << cluster.nodes.size() << " nodes, a Deployment's ReplicaSet, a StatefulSet and "
+      << cluster.pods.size() << " pods that are not berth's to schedule.\nThe berth daemon "
+      << "watches it over HTTP. " << ours.size()
+      << " pods with spec.schedulerName: " << schedulerName
+      << " are created one after another in queue order (priority, then "
+      << "creation time,\nas `berth simulate --cluster examples/cluster.yaml` places them); "
+      << "berth binds each to the best node or says why none fits.\nWhile it runs, scrape "
+      << "its metrics with a token the embedded API server's TokenReview accepts:\n  curl -sk "
+      << "-H 'Authorization: Bearer " << token << "' https://127.0.0.1:" << settings.serving.port
+      << "/metrics\n\n";
 
   client::RestConfig restConfig;
   restConfig.server = (*server)->url();

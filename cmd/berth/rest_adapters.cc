@@ -111,12 +111,14 @@ class InformerFeed final : public scheduler::Feed<T> {
 
 }  // namespace
 
-scheduler::Feeds informerFeeds(client::RestClient& client) {
+scheduler::Feeds informerFeeds(client::RestClient& client,
+                               const informer::Store<api::Pod>** podStore) {
   informer::ReflectorOptions podOptions;
   podOptions.name = "pods";
   auto pods = std::make_unique<informer::Informer<api::Pod>>(
       informer::makeListerWatcher(client, client::kPods, "", "", api::kNonTerminalPodsSelector),
       api::decodePod, podOptions);
+  if (podStore != nullptr) *podStore = &pods->store();
   informer::ReflectorOptions nodeOptions;
   nodeOptions.name = "nodes";
   auto nodes = std::make_unique<informer::Informer<api::Node>>(

@@ -11,6 +11,7 @@
 #include "pkg/api/types.h"
 #include "pkg/client/rest.h"
 #include "pkg/events/recorder.h"
+#include "pkg/informer/store.h"
 #include "pkg/leaderelection/lease_client.h"
 #include "pkg/scheduler/cluster_api.h"
 #include "pkg/scheduler/feeds.h"
@@ -52,7 +53,9 @@ events::Api discoverEventsApi(client::RestClient& client);
 
 // Informers on every non-terminal pod and every node, as kube-scheduler's, and on the objects
 // plugins read (objectInformers).
-scheduler::Feeds informerFeeds(client::RestClient& client);
+// `podStore`, when given, receives the pod informer's store (owned by the returned feeds).
+scheduler::Feeds informerFeeds(client::RestClient& client,
+                               const informer::Store<api::Pod>** podStore = nullptr);
 
 // Leases through kube-apiserver. A hung call is bounded by the RestClient's requestTimeout and
 // retries, so the daemon should give this client a requestTimeout below the renew deadline.

@@ -14,6 +14,7 @@
 #include "cmd/berth/leader_gate.h"
 #include "cmd/berth/rest_adapters.h"
 #include "cmd/berth/serving_auth.h"
+#include "cmd/berth/serving_zpages.h"
 #include "pkg/client/rest.h"
 #include "pkg/leaderelection/leader_elector.h"
 #include "pkg/log/log.h"
@@ -36,10 +37,11 @@ std::string hostname() {
 
 namespace {
 
-// The /healthz, /livez, /readyz checks of kube-scheduler, and /metrics, behind `auth`.
+// The /healthz, /livez, /readyz checks of kube-scheduler, /metrics and the z-pages, behind `auth`.
 serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Scheduler& sched,
                            const leaderelection::LeaderElector* elector,
-                           const std::stop_token& stop, serving::DelegatedAuth& auth) {
+                           const std::stop_token& stop, serving::DelegatedAuth& auth,
+                           const ZPages& pages) {
   std::vector<serving::Check> live{serving::pingCheck()};
   if (elector != nullptr) {
     // client-go's HealthzAdaptor: a leader that has not renewed for the lease duration plus 20 s
@@ -59,13 +61,15 @@ serving::Handler endpoints(const metrics::Metrics& metrics, const scheduler::Sch
                      }
                      return {};
                    }});
-  return [&metrics, &auth, live, ready](const serving::Request& request) -> serving::Response {
+  return [&metrics, &auth, &pages, live,
+          ready](const serving::Request& request) -> serving::Response {
     if (auto refused = auth.check(request)) return *refused;
     const std::string_view target = request.target;
     const std::string_view path = target.substr(0, target.find('?'));
     if (path == "/metrics") {
       return serving::Response{200, "text/plain; version=0.0.4; charset=utf-8", metrics.expose()};
     }
+    if (auto r = zpageResponse(path, request, pages)) return *r;
     if (auto r = serving::healthResponse("healthz", target, live)) return *r;
     if (auto r = serving::healthResponse("livez", target, live)) return *r;
     if (auto r = serving::healthResponse("readyz", target, ready)) return *r;
@@ -141,8 +145,9 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   options.metrics = &metrics;
   options.eventsApi = discoverEventsApi(**restClient);
   options.podMaxInUnschedulablePodsDuration = settings.podMaxInUnschedulablePodsDuration;
-  auto sched =
-      scheduler::Scheduler::create(clusterApi, informerFeeds(**restClient), std::move(options));
+  const informer::Store<api::Pod>* podStore = nullptr;
+  auto sched = scheduler::Scheduler::create(clusterApi, informerFeeds(**restClient, &podStore),
+                                            std::move(options));
   if (!sched.ok()) return fail(sched.error().message);
 
   // Leader election has its own client: renewals must not queue behind scheduling traffic in the
@@ -175,6 +180,9 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   }
 
   log::info(0, "Starting berth", {{"version", BERTH_VERSION}, {"server", (*restClient)->server()}});
+  ZPages pages;
+  pages.configz = configzJson(settings.config);
+  pages.pods = [podStore] { return podStore->list(); };
   std::unique_ptr<ServingAuth> servingAuth;
   std::unique_ptr<serving::Server> server;
   if (settings.serving.serve) {
@@ -189,13 +197,13 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     serveOptions.port = settings.serving.port;
     serveOptions.tls = std::move(*tls);
     auto started = serving::Server::start(
-        serveOptions, endpoints(metrics, **sched, elector.get(), stop, servingAuth->auth()));
+        serveOptions, endpoints(metrics, **sched, elector.get(), stop, servingAuth->auth(), pages));
     if (!started.ok()) return fail(started.error().message);
     server = std::move(*started);
     for (const std::string& warning : settings.serving.warnings) log::warning(warning);
     log::info(0, "Serving securely",
               {{"address", settings.serving.bindAddress + ":" + std::to_string(server->port())},
-               {"paths", "/healthz /livez /readyz /metrics"}});
+               {"paths", "/healthz /livez /readyz /metrics /metrics/resources /configz /statusz"}});
   }
 
   (*sched)->startInformers();

@@ -275,10 +275,11 @@ Response Server::Impl::answer(const http::request<http::string_body>& req,
     return Response{405, "text/plain; charset=utf-8", "method not allowed\n"};
   }
   const std::string_view method = req.method() == http::verb::get ? "GET" : "HEAD";
-  const auto authorization = req[http::field::authorization];
+  const auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
+  const Request request{method, view(req.target()), view(req[http::field::authorization]), peer,
+                        view(req[http::field::accept])};
   try {
-    return handler(Request{method, std::string_view(req.target().data(), req.target().size()),
-                           std::string_view(authorization.data(), authorization.size()), peer});
+    return handler(request);
   } catch (const std::exception& e) {
     log::error(e.what(), "Serving a request failed", {{"target", std::string(req.target())}});
     return Response{500, "text/plain; charset=utf-8", "internal server error\n"};

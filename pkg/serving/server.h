@@ -46,6 +46,7 @@ struct Request {
   std::string_view target;                // path and query: "/healthz?verbose"
   std::string_view authorization;         // the Authorization header, "" when absent
   const PeerCertificate* peer = nullptr;  // null when the client presented no certificate
+  std::string_view accept;                // the Accept header, "" when absent
 };
 
 // Answers one request. Called on one of the server's threads; it may block for a bounded time.

@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -132,6 +135,65 @@ TEST_F(SecureServing, MetricsNeedsAnAuthorizedCallerAndReviewsAreCached) {
   EXPECT_EQ(get("/metrics", "Bearer no-such-token").code, 401);
   EXPECT_EQ(reviews("tokenreviews"), tokenReviews);
   EXPECT_EQ(reviews("subjectaccessreviews"), accessReviews);
+}
+
+// The line of `text` that holds every one of `parts`, or "".
+std::string lineWith(const std::string& text, const std::vector<std::string>& parts) {
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    if (std::all_of(parts.begin(), parts.end(),
+                    [&](const std::string& p) { return line.find(p) != std::string::npos; })) {
+      return line;
+    }
+  }
+  return "";
+}
+
+TEST_F(SecureServing, ServesConfigzStatuszAndPodResourcesToAuthorizedCallersOnly) {
+  create(Resource::Nodes, nodeJson("n1", "4"));
+  startBerth();
+  for (const char* path : {"/configz", "/statusz", "/metrics/resources"}) {
+    EXPECT_EQ(get(path).code, 403) << path;
+    EXPECT_EQ(get(path, kDenied).code, 403) << path;
+    EXPECT_EQ(get(path, "Bearer no-such-token").code, 401) << path;
+  }
+
+  const test::HttpReply configz = get("/configz", test::kScraperAuthorization);
+  ASSERT_EQ(configz.code, 200) << configz.body;
+  const nlohmann::json doc = nlohmann::json::parse(configz.body, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << configz.body;
+  const nlohmann::json& cfg = doc["componentconfig"];
+  EXPECT_EQ(cfg.value("apiVersion", ""), "kubescheduler.config.k8s.io/v1");
+  EXPECT_EQ(cfg.value("kind", ""), "KubeSchedulerConfiguration");
+  EXPECT_EQ(cfg["leaderElection"].value("leaseDuration", ""), "15s");
+  EXPECT_EQ(cfg["leaderElection"].value("leaderElect", true), false);  // --leader-elect=false
+  ASSERT_EQ(cfg["profiles"].size(), 1U);
+  EXPECT_EQ(cfg["profiles"][0].value("schedulerName", ""), "berth");
+  EXPECT_FALSE(cfg["profiles"][0]["plugins"]["multiPoint"]["enabled"].empty()) << cfg.dump();
+
+  // A z-page is for people: it answers only a client that takes text/plain.
+  EXPECT_EQ(get("/statusz", test::kScraperAuthorization).code, 406);
+  auto statusz =
+      test::httpsGet(port_, "/statusz", test::kScraperAuthorization, 10s, {"Accept: text/plain"});
+  ASSERT_TRUE(statusz.ok()) << statusz.error().message;
+  EXPECT_EQ(statusz->code, 200);
+  EXPECT_TRUE(statusz->body.starts_with("\nberth statusz\nWarning: ")) << statusz->body;
+  EXPECT_NE(statusz->body.find("Binary version"), std::string::npos) << statusz->body;
+  EXPECT_NE(statusz->body.find(" /metrics/resources"), std::string::npos) << statusz->body;
+
+  create(Resource::Pods, podJson("web", "1500m"));
+  ASSERT_TRUE(test::eventually([&] { return nodeOf("web") == "n1"; }, 20s)) << berth_->logTail();
+  std::string series;
+  EXPECT_TRUE(test::eventually(
+      [&] {
+        series = lineWith(
+            get("/metrics/resources", test::kScraperAuthorization).body,
+            {"kube_pod_resource_request{", R"(namespace="default")", R"(node="n1")", R"(pod="web")",
+             R"(resource="cpu")", R"(scheduler="berth")", R"(unit="cores")"});
+        return !series.empty();
+      },
+      20s));
+  EXPECT_TRUE(series.ends_with("} 1.5")) << series;
 }
 
 TEST_F(SecureServing, AnUnreachableReviewerFailsClosedWhileSchedulingContinues) {

@@ -91,7 +91,8 @@ std::string certificateFingerprint(const std::string& pem) {
 
 util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
                                  const std::string& authorization,
-                                 std::chrono::milliseconds timeout) {
+                                 std::chrono::milliseconds timeout,
+                                 const std::vector<std::string>& headers) {
   const std::string url = "https://127.0.0.1:" + std::to_string(port) + path;
   auto failed = [&url](const std::string& what) {
     return util::Error{util::ErrorCode::Unavailable, "GET " + url + ": " + what};
@@ -139,6 +140,7 @@ util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
   std::string request = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + std::to_string(port) +
                         "\r\nConnection: close\r\n";
   if (!authorization.empty()) request += "Authorization: " + authorization + "\r\n";
+  for (const std::string& header : headers) request += header + "\r\n";
   request += "\r\n";
   // A write the server cut short (it refused an oversized request) still leaves its answer
   // to read.

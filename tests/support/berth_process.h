@@ -35,11 +35,12 @@ struct HttpReply {
 // The SHA-256 (hex) of the first certificate in `pem`, as HttpReply::peerFingerprint.
 std::string certificateFingerprint(const std::string& pem);
 // GET https://127.0.0.1:port/path with `Connection: close`, without verifying the server's
-// certificate, sending `authorization` as the Authorization header when set; an error names the
-// URL.
+// certificate, sending `authorization` as the Authorization header when set and `headers`
+// ("Name: value" each) after it; an error names the URL.
 util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
                                  const std::string& authorization = {},
-                                 std::chrono::milliseconds timeout = std::chrono::seconds(10));
+                                 std::chrono::milliseconds timeout = std::chrono::seconds(10),
+                                 const std::vector<std::string>& headers = {});
 
 class BerthProcess {
  public:

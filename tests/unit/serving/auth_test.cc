@@ -58,7 +58,7 @@ class DelegatedAuthTest : public ::testing::Test {
   }
 
   static Request get(std::string_view target, std::string_view authorization = {}) {
-    return Request{"GET", target, authorization, nullptr};
+    return Request{"GET", target, authorization, nullptr, ""};
   }
 
   util::FakeClock clock_;
@@ -171,11 +171,11 @@ TEST_F(DelegatedAuthTest, AHeaderThatIsNotABearerTokenIsAnonymous) {
 TEST_F(DelegatedAuthTest, ClientCertificatesAuthenticateAndFailedOnesAre401) {
   DelegatedAuth auth = make();
   PeerCertificate good{true, "", "prometheus", {"monitoring"}};
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &good}), std::nullopt);
+  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &good, ""}), std::nullopt);
   PeerCertificate bad{false, "unable to get local issuer certificate", "prometheus", {}};
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &bad})->status, 401);
+  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &bad, ""})->status, 401);
   // A failed certificate with a good token: the token authenticates.
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "Bearer good", &bad}), std::nullopt);
+  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "Bearer good", &bad, ""}), std::nullopt);
 }
 
 TEST_F(DelegatedAuthTest, WithoutAnAuthorizerOnlyTheAlwaysAllowedPass) {
