@@ -104,23 +104,7 @@ void FlagSet::setDefaultText(const std::string& name, std::string text) {
 }
 
 std::string formatDuration(std::chrono::milliseconds d) {
-  const int64_t ms = d.count();
-  if (ms == 0) return "0s";
-  if (ms < 1000) return std::to_string(ms) + "ms";
-  // Go's layout: "1h0m5s", "5m0s", "1.5s": every unit below the largest one is written.
-  const int64_t hours = ms / 3600000;
-  const int64_t minutes = ms % 3600000 / 60000;
-  const int64_t millis = ms % 60000;
-  std::string out;
-  if (hours > 0) out += std::to_string(hours) + "h";
-  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
-  out += std::to_string(millis / 1000);
-  if (millis % 1000 != 0) {
-    std::string frac = std::to_string(1000 + millis % 1000).substr(1);  // three digits
-    while (frac.back() == '0') frac.pop_back();
-    out += "." + frac;
-  }
-  return out + "s";
+  return util::formatGoDuration(d.count());
 }
 
 util::Result<std::chrono::milliseconds> parseDuration(std::string_view text) {

@@ -21,9 +21,6 @@ namespace berth::cmd {
 // profiles' plugin sets merged with the defaults, pluginConfig args as given.
 std::string configzJson(const config::Configuration& cfg);
 
-// Go's time.Duration.String() of a whole number of milliseconds: "15s", "1m30s", "1.5s", "500ms".
-std::string goDuration(int64_t millis);
-
 struct ZPages {
   std::string configz;  // configzJson of the running configuration
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();

@@ -89,12 +89,7 @@ std::string pluginNameProblem(const std::string& name) {
   return "unknown plugin " + util::quoteGo(name);
 }
 
-std::string formatMillis(int64_t millis) {
-  if (millis % 1000 == 0) {
-    return std::to_string(millis / 1000) + "s";
-  }
-  return std::to_string(millis) + "ms";
-}
+std::string formatMillis(int64_t millis) { return util::formatGoDuration(millis); }
 
 // --- Plugins -------------------------------------------------------------------------------------
 

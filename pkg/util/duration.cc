@@ -117,4 +117,24 @@ Result<std::chrono::nanoseconds> parseGoDuration(std::string_view text) {
                                            : static_cast<int64_t>(total));
 }
 
+std::string formatGoDuration(int64_t millis) {
+  if (millis == 0) return "0s";
+  const std::string sign = millis < 0 ? "-" : "";
+  const uint64_t ms = millis < 0 ? -static_cast<uint64_t>(millis) : static_cast<uint64_t>(millis);
+  if (ms < 1000) return sign + std::to_string(ms) + "ms";
+  // Every unit below the largest one is written: "1h0m5s", "5m0s".
+  const uint64_t hours = ms / 3'600'000;
+  const uint64_t minutes = ms / 60'000 % 60;
+  std::string out = sign;
+  if (hours > 0) out += std::to_string(hours) + "h";
+  if (hours > 0 || minutes > 0) out += std::to_string(minutes) + "m";
+  out += std::to_string(ms / 1000 % 60);
+  if (const uint64_t frac = ms % 1000; frac != 0) {
+    std::string digits = std::to_string(frac + 1000).substr(1);  // three digits
+    while (digits.back() == '0') digits.pop_back();
+    out += "." + digits;
+  }
+  return out + "s";
+}
+
 }  // namespace berth::util

@@ -429,7 +429,7 @@ TEST(ConfigErrors, GlobalSettingsAreValidatedAsUpstream) {
       {"renew deadline within jittered retry",
        "leaderElection:\n  renewDeadline: 2400ms\n  retryPeriod: 2s\n",
        "config.yaml: leaderElection.renewDeadline: must be greater than 1.2 × retryPeriod (2s), "
-       "got 2400ms"},
+       "got 2.4s"},
       {"zero retry period", "leaderElection:\n  retryPeriod: 0s\n",
        "config.yaml: leaderElection.retryPeriod: must be greater than zero, got 0s"},
       {"bad duration", "leaderElection:\n  leaseDuration: 15\n",
