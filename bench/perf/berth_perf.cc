@@ -334,8 +334,9 @@ int run(const std::vector<std::string>& args) {
   }
   posix_spawn_file_actions_destroy(&actions);
 
-  // Ready when every informer watches: pods, nodes, and the five kinds the inter-pod plugins read.
-  constexpr int kDaemonWatches = 7;
+  // Ready when every informer watches: pods, nodes, the five kinds the inter-pod plugins read,
+  // PodDisruptionBudgets and the six storage kinds.
+  constexpr int kDaemonWatches = 14;
   auto readyBy = Clock::now() + std::chrono::seconds(60);
   while ((*server)->activeWatches() < kDaemonWatches && Clock::now() < readyBy) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));

@@ -83,6 +83,9 @@ struct SchedulerOptions {
   // The plugins the profiles are built from; null: the in-tree registry. Must outlive create().
   const framework::runtime::Registry* registry = nullptr;
   size_t preemptionConcurrency = 4;  // preemptions whose API writes run at once
+  // VolumeBinding's PreBind writes (Handle::volumes); null: claims are assumed without writes.
+  // Must outlive the scheduler.
+  framework::VolumeWriter* volumes = nullptr;
 };
 
 class Scheduler {
