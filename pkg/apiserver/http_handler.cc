@@ -502,7 +502,8 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
   }
   if (resource == Resource::Pods || resource == Resource::Services ||
       resource == Resource::Namespaces || resource == Resource::PersistentVolumeClaims ||
-      resource == Resource::PersistentVolumes) {
+      resource == Resource::PersistentVolumes || resource == Resource::StorageClasses ||
+      resource == Resource::CSINodes || resource == Resource::CSIDrivers) {
     // Their registries return the deleted object (ReturnDeletedObject; a namespace's REST).
     return jsonResponse(200, *removed);
   }

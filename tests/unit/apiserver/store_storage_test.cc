@@ -240,12 +240,16 @@ TEST_F(StorageRoutesTest, EachKindIsServedAtItsPathAndScope) {
   EXPECT_THAT(selector.json()["message"].get<std::string>(),
               HasSubstr("\"provisioner\" is not a known field selector"));
 
-  // Deleting a claim answers the deleted object; a StorageClass a Success status.
+  // Deleting a claim or a StorageClass answers the deleted object (ReturnDeletedObject); a
+  // CSIStorageCapacity a Success status.
   EXPECT_EQ(send("DELETE", "/api/v1/namespaces/default/persistentvolumeclaims/data").json()["kind"],
             "PersistentVolumeClaim");
-  json success = send("DELETE", "/apis/storage.k8s.io/v1/storageclasses/fast").json();
+  EXPECT_EQ(send("DELETE", "/apis/storage.k8s.io/v1/storageclasses/fast").json()["kind"],
+            "StorageClass");
+  json success =
+      send("DELETE", "/apis/storage.k8s.io/v1/namespaces/default/csistoragecapacities/cap").json();
   EXPECT_EQ(success["kind"], "Status");
-  EXPECT_EQ(success["details"]["kind"], "storageclasses");
+  EXPECT_EQ(success["details"]["kind"], "csistoragecapacities");
 
   // Discovery: the group, and each kind with its scope.
   std::map<std::string, json> byName;
