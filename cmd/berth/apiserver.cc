@@ -36,6 +36,12 @@ bool loadable(apiserver::Resource resource) {
     case apiserver::Resource::ReplicationControllers:
     case apiserver::Resource::ReplicaSets:
     case apiserver::Resource::StatefulSets:
+    case apiserver::Resource::PersistentVolumeClaims:
+    case apiserver::Resource::PersistentVolumes:
+    case apiserver::Resource::StorageClasses:
+    case apiserver::Resource::CSINodes:
+    case apiserver::Resource::CSIDrivers:
+    case apiserver::Resource::CSIStorageCapacities:
       return true;
     default:
       return false;
@@ -57,9 +63,9 @@ std::string pluralOf(const json& object) {
   return "";
 }
 
-// Creates the file's nodes, pods, namespaces, services and controllers in the store as they are
-// written (pods and the others keep their status, which a create would reset, and pods their
-// spec.nodeName).
+// Creates the file's nodes, pods, namespaces, services, controllers and storage objects in the
+// store as they are written (pods and the others keep their status, which a create would reset,
+// and pods their spec.nodeName).
 util::Result<void> loadCluster(apiserver::Store& store, const std::string& path) {
   auto text = readFile(path);
   if (!text.ok()) {

@@ -121,6 +121,54 @@ util::Result<void> createAll(apiserver::Store& store, apiserver::Resource resour
   return {};
 }
 
+// Creates the item's status over what the create started it with (a bound claim or volume).
+template <typename T, typename Encode>
+util::Result<void> restoreStatus(apiserver::Store& store, apiserver::Resource resource,
+                                 const std::vector<std::shared_ptr<const T>>& items,
+                                 Encode encode) {
+  for (const auto& item : items) {
+    if (item->status.phase.empty() || item->status.phase == "Pending") continue;
+    const std::string& ns = item->metadata.namespace_;
+    auto r = store.updateStatus(resource, ns, item->metadata.name, encode(*item));
+    if (!r.ok()) {
+      return util::invalidArgument(std::string(apiserver::resourceInfo(resource).kind) + " " +
+                                   (ns.empty() ? "" : ns + "/") + item->metadata.name + ": " +
+                                   r.error().status.message);
+    }
+  }
+  return {};
+}
+
+// The storage objects of the cluster file, claims and volumes with their phase.
+util::Result<void> loadStorage(apiserver::Store& store, const api::ObjectSet& objects) {
+  using apiserver::Resource;
+  util::Result<void> r =
+      createAll(store, Resource::StorageClasses, objects.storageClasses, api::encodeStorageClass);
+  if (r.ok()) r = createAll(store, Resource::CSIDrivers, objects.csiDrivers, api::encodeCSIDriver);
+  if (r.ok()) r = createAll(store, Resource::CSINodes, objects.csiNodes, api::encodeCSINode);
+  if (r.ok()) {
+    r = createAll(store, Resource::CSIStorageCapacities, objects.csiStorageCapacities,
+                  api::encodeCSIStorageCapacity);
+  }
+  if (r.ok()) {
+    r = createAll(store, Resource::PersistentVolumes, objects.persistentVolumes,
+                  api::encodePersistentVolume);
+  }
+  if (r.ok()) {
+    r = restoreStatus(store, Resource::PersistentVolumes, objects.persistentVolumes,
+                      api::encodePersistentVolume);
+  }
+  if (r.ok()) {
+    r = createAll(store, Resource::PersistentVolumeClaims, objects.persistentVolumeClaims,
+                  api::encodePersistentVolumeClaim);
+  }
+  if (r.ok()) {
+    r = restoreStatus(store, Resource::PersistentVolumeClaims, objects.persistentVolumeClaims,
+                      api::encodePersistentVolumeClaim);
+  }
+  return r;
+}
+
 // Namespaces and workloads first, as a cluster has them before their pods.
 util::Result<void> load(apiserver::Store& store, const api::ObjectSet& objects) {
   using apiserver::Resource;
@@ -135,6 +183,7 @@ util::Result<void> load(apiserver::Store& store, const api::ObjectSet& objects) 
     r = createAll(store, Resource::ReplicationControllers, objects.replicationControllers,
                   api::encodeReplicationController);
   }
+  if (r.ok()) r = loadStorage(store, objects);
   if (r.ok()) r = createAll(store, Resource::Nodes, objects.nodes, api::encodeNode);
   if (r.ok()) r = createAll(store, Resource::Pods, objects.pods, api::encodePod);
   // Pods are created Pending, as by kube-apiserver: a finished pod then gets its phase back, so

@@ -144,6 +144,17 @@ util::Result<api::ObjectSet> readCluster(client::RestClient& client, const api::
   // embedded one) has no budgets.
   readObjects(client, api::kPodDisruptionBudgets, api::decodePodDisruptionBudget,
               cluster.podDisruptionBudgets, warnings, /*noneWhenNotServed=*/true);
+  // What the volume plugins read: the claims and volumes, their classes and the CSI objects.
+  readObjects(client, client::kPersistentVolumeClaims, api::decodePersistentVolumeClaim,
+              cluster.persistentVolumeClaims, warnings);
+  readObjects(client, client::kPersistentVolumes, api::decodePersistentVolume,
+              cluster.persistentVolumes, warnings);
+  readObjects(client, client::kStorageClasses, api::decodeStorageClass, cluster.storageClasses,
+              warnings);
+  readObjects(client, client::kCSINodes, api::decodeCSINode, cluster.csiNodes, warnings);
+  readObjects(client, client::kCSIDrivers, api::decodeCSIDriver, cluster.csiDrivers, warnings);
+  readObjects(client, client::kCSIStorageCapacities, api::decodeCSIStorageCapacity,
+              cluster.csiStorageCapacities, warnings);
   return cluster;
 }
 

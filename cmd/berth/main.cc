@@ -184,6 +184,9 @@ int simulateCommand(const std::vector<std::string>& args) {
   if (auto ignored = simulate::ignoredKinds(objects->skipped)) {
     std::cerr << "berth simulate: " << *ignored << "\n";
   }
+  if (auto note = simulate::missingClaimsNote(*objects)) {
+    std::cerr << "berth simulate: " << *note << "\n";
+  }
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "pkg/api/decode.h"
@@ -96,6 +97,38 @@ class InformerObjectsFeed final : public scheduler::ObjectsFeed {
                                     [this](std::string_view ns, std::string_view name) {
                                       return store_.removePodDisruptionBudget(ns, name);
                                     });
+    // The storage kinds the volume plugins read: each add or change is a ClusterEvent.
+    watchStorage<api::PersistentVolumeClaim>(
+        client, client::kPersistentVolumeClaims, api::decodePersistentVolumeClaim,
+        [this](std::string_view ns, std::string_view name) {
+          return store_.removePersistentVolumeClaim(ns, name);
+        },
+        framework::events::kPersistentVolumeClaimAdd,
+        framework::events::kPersistentVolumeClaimUpdate);
+    watchStorage<api::PersistentVolume>(
+        client, client::kPersistentVolumes, api::decodePersistentVolume,
+        [this](std::string_view, std::string_view name) {
+          return store_.removePersistentVolume(name);
+        },
+        framework::events::kPersistentVolumeAdd, framework::events::kPersistentVolumeUpdate);
+    watchStorage<api::StorageClass>(
+        client, client::kStorageClasses, api::decodeStorageClass,
+        [this](std::string_view, std::string_view name) { return store_.removeStorageClass(name); },
+        framework::events::kStorageClassAdd, framework::events::kStorageClassUpdate);
+    watchStorage<api::CSINode>(
+        client, client::kCSINodes, api::decodeCSINode,
+        [this](std::string_view, std::string_view name) { return store_.removeCSINode(name); },
+        framework::events::kCSINodeAdd, framework::events::kCSINodeUpdate);
+    watchStorage<api::CSIDriver>(
+        client, client::kCSIDrivers, api::decodeCSIDriver,
+        [this](std::string_view, std::string_view name) { return store_.removeCSIDriver(name); },
+        framework::events::kCSIDriverAdd, framework::events::kCSIDriverUpdate);
+    watchStorage<api::CSIStorageCapacity>(
+        client, client::kCSIStorageCapacities, api::decodeCSIStorageCapacity,
+        [this](std::string_view ns, std::string_view name) {
+          return store_.removeCSIStorageCapacity(ns, name);
+        },
+        framework::events::kCSIStorageCapacityAdd, framework::events::kCSIStorageCapacityUpdate);
   }
 
   // scheduler::ObjectsFeed
@@ -103,6 +136,7 @@ class InformerObjectsFeed final : public scheduler::ObjectsFeed {
   void onNamespaceUpdate(NamespaceUpdate handler) override {
     on_namespace_update_ = std::move(handler);
   }
+  void onStorageEvent(StorageEvent handler) override { on_storage_event_ = std::move(handler); }
   void start() override { informers_.start(); }
   void stop() override { informers_.stop(); }
   bool hasSynced() const override { return informers_.hasSynced(); }
@@ -128,8 +162,40 @@ class InformerObjectsFeed final : public scheduler::ObjectsFeed {
     return informers_.add(std::move(made));
   }
 
+  // watch(), and after the store holds the change, its add or update event (a claim's with the
+  // claim before and after).
+  template <typename T, typename Decode, typename Remove>
+  void watchStorage(client::RestClient& client, const client::Resource& resource, Decode decode,
+                    Remove remove, const framework::ClusterEvent& added,
+                    const framework::ClusterEvent& updated) {
+    using Ptr = std::shared_ptr<const T>;
+    auto objects = [](const T* before, const T* after) {
+      framework::EventObjects out;
+      if constexpr (std::is_same_v<T, api::PersistentVolumeClaim>) {
+        out.oldClaim = before;
+        out.newClaim = after;
+      }
+      return out;
+    };
+    watch<T>(client, resource, decode, remove)
+        .addEventHandlers({.onAdd =
+                               [this, added, objects](const Ptr& obj) {
+                                 if (on_storage_event_) {
+                                   on_storage_event_(added, objects(nullptr, obj.get()));
+                                 }
+                               },
+                           .onUpdate =
+                               [this, updated, objects](const Ptr& before, const Ptr& after) {
+                                 if (on_storage_event_) {
+                                   on_storage_event_(updated, objects(before.get(), after.get()));
+                                 }
+                               },
+                           .onDelete = {}});
+  }
+
   framework::ClusterObjectStore store_;
   NamespaceUpdate on_namespace_update_;
+  StorageEvent on_storage_event_;
   InformerGroup informers_;  // last: stopped (by its informers' destructors) before the rest goes
 };
 

@@ -5,6 +5,7 @@
 #include "cmd/berth/object_informers.h"
 #include "pkg/api/binding.h"
 #include "pkg/api/decode.h"
+#include "pkg/api/event.h"
 #include "pkg/informer/informer.h"
 
 namespace berth::cmd {
@@ -73,6 +74,58 @@ util::Result<void> RestClusterApi::deletePod(const std::string& ns, const std::s
   auto answer = client_.remove(client::kPods, ns, name, client::Preconditions{.uid = uid});
   if (!answer.ok()) return answer.error().toError();
   return {};
+}
+
+namespace {
+
+// Reads the object back and checks it is still at `resourceVersion`; `edit` then sets the fields
+// the writer owns on the server's copy, which is PUT at that version.
+template <typename Edit>
+framework::Status updateAtVersion(client::RestClient& client, const client::Resource& resource,
+                                  const api::ObjectMeta& meta, const Edit& edit) {
+  const std::string& ns = resource.namespaced ? meta.namespace_ : std::string();
+  auto current = client.get(resource, ns, meta.name);
+  if (!current.ok()) return framework::Status::error(current.error().toString());
+  const nlohmann::json& currentMeta = current->value("metadata", nlohmann::json::object());
+  const std::string serverVersion = currentMeta.value("resourceVersion", "");
+  if (!meta.resourceVersion.empty() && serverVersion != meta.resourceVersion) {
+    // The API server's words for a stale UPDATE (errors.NewConflict).
+    return framework::Status::error(
+        "Operation cannot be fulfilled on " + std::string(resource.name) + " \"" + meta.name +
+        "\": the object has been modified; please apply your changes to the latest version and "
+        "try again");
+  }
+  nlohmann::json object = std::move(*current);
+  nlohmann::json& objectMeta = object["metadata"];
+  if (meta.annotations.empty()) {
+    objectMeta.erase("annotations");
+  } else {
+    objectMeta["annotations"] = meta.annotations;
+  }
+  edit(object);
+  auto answer = client.update(resource, ns, meta.name, object);
+  if (!answer.ok()) return framework::Status::error(answer.error().toString());
+  return framework::Status();
+}
+
+}  // namespace
+
+framework::Status RestVolumeWriter::updatePersistentVolume(const api::PersistentVolume& pv) {
+  return updateAtVersion(client_, client::kPersistentVolumes, pv.metadata,
+                         [&pv](nlohmann::json& object) {
+                           nlohmann::json& spec = object["spec"];
+                           if (pv.spec.claimRef) {
+                             spec["claimRef"] = api::encodeObjectReference(*pv.spec.claimRef);
+                           } else {
+                             spec.erase("claimRef");
+                           }
+                         });
+}
+
+framework::Status RestVolumeWriter::updatePersistentVolumeClaim(
+    const api::PersistentVolumeClaim& pvc) {
+  return updateAtVersion(client_, client::kPersistentVolumeClaims, pvc.metadata,
+                         [](const nlohmann::json&) {});
 }
 
 events::Api discoverEventsApi(client::RestClient& client) {

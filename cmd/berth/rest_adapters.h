@@ -1,8 +1,8 @@
 #pragma once
 // The daemon's adapters from the scheduler's interfaces onto the API server: ClusterApi over
 // client::RestClient (the Binding of a scheduling decision, the PodScheduled=False condition,
-// Events, the read-back of a pod), the pod, node and object Feeds over informers, and leader
-// election's LeaseClient.
+// Events, the read-back of a pod), the VolumeWriter of VolumeBinding's PreBind, the pod, node and
+// object Feeds over informers, and leader election's LeaseClient.
 
 #include <memory>
 #include <optional>
@@ -11,6 +11,7 @@
 #include "pkg/api/types.h"
 #include "pkg/client/rest.h"
 #include "pkg/events/recorder.h"
+#include "pkg/framework/handle.h"
 #include "pkg/informer/store.h"
 #include "pkg/leaderelection/lease_client.h"
 #include "pkg/scheduler/cluster_api.h"
@@ -39,6 +40,24 @@ class RestClusterApi final : public scheduler::ClusterApi {
                                     const nlohmann::json& patch) override;
   util::Result<void> deletePod(const std::string& ns, const std::string& name,
                                const std::string& uid) override;
+
+ private:
+  client::RestClient& client_;
+};
+
+// VolumeBinding's PreBind writes as UPDATEs (PUT) that keep every field berth does not decode: it
+// GETs the object, refuses with a conflict when the server's resourceVersion is not the one given
+// (the version the plugin read), replaces only what the plugin sets (a PV's spec.claimRef and
+// metadata.annotations, a PVC's metadata.annotations) and PUTs it with that resourceVersion, so
+// the server's own conflict check holds against a change in between. Errors carry the server's
+// message, or the API server's conflict message.
+class RestVolumeWriter final : public framework::VolumeWriter {
+ public:
+  explicit RestVolumeWriter(client::RestClient& client) : client_(client) {}
+
+  // framework::VolumeWriter
+  framework::Status updatePersistentVolume(const api::PersistentVolume& pv) override;
+  framework::Status updatePersistentVolumeClaim(const api::PersistentVolumeClaim& pvc) override;
 
  private:
   client::RestClient& client_;

@@ -138,7 +138,9 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   if (!restClient.ok()) return fail(restClient.error().message);
 
   RestClusterApi clusterApi(**restClient);
+  RestVolumeWriter volumeWriter(**restClient);
   scheduler::SchedulerOptions options;
+  options.volumes = &volumeWriter;
   options.config = settings.config;
   options.hostname = hostname();
   options.observer = settings.observer;

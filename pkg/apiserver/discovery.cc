@@ -35,6 +35,22 @@ const std::vector<Entry>& entries() {
       {"", "namespaces/status", "", false, "Namespace", kStatusVerbs},
       {"", "nodes", "node", false, "Node", kObjectVerbs, {"no"}},
       {"", "nodes/status", "", false, "Node", kStatusVerbs},
+      {"",
+       "persistentvolumeclaims",
+       "persistentvolumeclaim",
+       true,
+       "PersistentVolumeClaim",
+       kObjectVerbs,
+       {"pvc"}},
+      {"", "persistentvolumeclaims/status", "", true, "PersistentVolumeClaim", kStatusVerbs},
+      {"",
+       "persistentvolumes",
+       "persistentvolume",
+       false,
+       "PersistentVolume",
+       kObjectVerbs,
+       {"pv"}},
+      {"", "persistentvolumes/status", "", false, "PersistentVolume", kStatusVerbs},
       {"", "pods", "pod", true, "Pod", kObjectVerbs, {"po"}, {"all"}},
       {"", "pods/binding", "", true, "Binding", {"create"}},
       {"", "pods/status", "", true, "Pod", kStatusVerbs},
@@ -63,12 +79,24 @@ const std::vector<Entry>& entries() {
        kObjectVerbs,
        {"pdb"}},
       {"policy", "poddisruptionbudgets/status", "", true, "PodDisruptionBudget", kStatusVerbs},
+      {"storage.k8s.io", "csidrivers", "csidriver", false, "CSIDriver", kObjectVerbs},
+      {"storage.k8s.io", "csinodes", "csinode", false, "CSINode", kObjectVerbs},
+      {"storage.k8s.io", "csistoragecapacities", "csistoragecapacity", true, "CSIStorageCapacity",
+       kObjectVerbs},
+      {"storage.k8s.io",
+       "storageclasses",
+       "storageclass",
+       false,
+       "StorageClass",
+       kObjectVerbs,
+       {"sc"}},
   };
   return kEntries;
 }
 
 // In kube-apiserver's order of preference (apps before the others).
-constexpr std::string_view kGroups[] = {"apps", "coordination.k8s.io", "events.k8s.io", "policy"};
+constexpr std::string_view kGroups[] = {"apps", "coordination.k8s.io", "events.k8s.io", "policy",
+                                        "storage.k8s.io"};
 
 json groupVersion(std::string_view group) {
   return {{"groupVersion", std::string(group) + "/v1"}, {"version", "v1"}};

@@ -161,7 +161,9 @@ ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_vie
       // Kinds with no field label conversion of their own (apps/v1 registers none).
       if (resource == Resource::Leases || resource == Resource::EventsV1 ||
           resource == Resource::ReplicaSets || resource == Resource::StatefulSets ||
-          resource == Resource::PodDisruptionBudgets) {
+          resource == Resource::PodDisruptionBudgets || resource == Resource::StorageClasses ||
+          resource == Resource::CSINodes || resource == Resource::CSIDrivers ||
+          resource == Resource::CSIStorageCapacities) {
         return badRequest(util::quoteGo(term.field) +
                           " is not a known field selector: only \"metadata.name\", "
                           "\"metadata.namespace\"");

@@ -158,6 +158,8 @@ bool servesSubresource(Resource resource, std::string_view subresource) {
     case Resource::ReplicaSets:
     case Resource::StatefulSets:
     case Resource::PodDisruptionBudgets:
+    case Resource::PersistentVolumeClaims:
+    case Resource::PersistentVolumes:
       return subresource == "status";
     default:
       return false;
@@ -499,7 +501,9 @@ HttpResponse HttpHandler::remove(Resource resource, const RequestInfo& info,
     return errorResponse(removed.error());
   }
   if (resource == Resource::Pods || resource == Resource::Services ||
-      resource == Resource::Namespaces) {
+      resource == Resource::Namespaces || resource == Resource::PersistentVolumeClaims ||
+      resource == Resource::PersistentVolumes || resource == Resource::StorageClasses ||
+      resource == Resource::CSINodes || resource == Resource::CSIDrivers) {
     // Their registries return the deleted object (ReturnDeletedObject; a namespace's REST).
     return jsonResponse(200, *removed);
   }

@@ -32,6 +32,18 @@ std::string_view storagePrefix(Resource resource) {
       return "/registry/statefulsets/";
     case Resource::PodDisruptionBudgets:
       return "/registry/poddisruptionbudgets/";
+    case Resource::PersistentVolumeClaims:
+      return "/registry/persistentvolumeclaims/";
+    case Resource::PersistentVolumes:
+      return "/registry/persistentvolumes/";
+    case Resource::StorageClasses:
+      return "/registry/storageclasses/";
+    case Resource::CSINodes:
+      return "/registry/csinodes/";
+    case Resource::CSIDrivers:
+      return "/registry/csidrivers/";
+    case Resource::CSIStorageCapacities:
+      return "/registry/csistoragecapacities/";
   }
   return "/registry/";
 }

@@ -63,10 +63,15 @@ constexpr ListStrategy kServiceLists[] = {
     {"status.conditions", "type"},
 };
 
-// Namespaces and the workloads: their status conditions; a workload's pod template merges as a
-// pod's spec does.
+// Namespaces, claims and the workloads: their status conditions; a workload's pod template merges
+// as a pod's spec does.
 constexpr ListStrategy kConditionLists[] = {
     {"status.conditions", "type"},
+};
+
+// storage/v1 CSINodeSpec.drivers: patchStrategy merge on the driver's name.
+constexpr ListStrategy kCSINodeLists[] = {
+    {"spec.drivers", "name"},
 };
 
 constexpr std::string_view kTemplatePrefix = "spec.template.";
@@ -92,7 +97,10 @@ const ListStrategy* listStrategy(Resource resource, std::string_view path) {
       return find(kServiceLists);
     case Resource::Namespaces:
     case Resource::PodDisruptionBudgets:
+    case Resource::PersistentVolumeClaims:
       return find(kConditionLists);
+    case Resource::CSINodes:
+      return find(kCSINodeLists);
     case Resource::ReplicaSets:
     case Resource::StatefulSets:
     case Resource::ReplicationControllers:

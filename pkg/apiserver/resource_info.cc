@@ -17,7 +17,13 @@ constexpr std::array<const ResourceInfo*, kResourceCount> kResources = {
     &api::kReplicationControllers,
     &api::kReplicaSets,
     &api::kStatefulSets,
-    &api::kPodDisruptionBudgets};
+    &api::kPodDisruptionBudgets,
+    &api::kPersistentVolumeClaims,
+    &api::kPersistentVolumes,
+    &api::kStorageClasses,
+    &api::kCSINodes,
+    &api::kCSIDrivers,
+    &api::kCSIStorageCapacities};
 
 }  // namespace
 

@@ -25,8 +25,14 @@ enum class Resource {
   ReplicaSets,
   StatefulSets,
   PodDisruptionBudgets,
+  PersistentVolumeClaims,
+  PersistentVolumes,
+  StorageClasses,
+  CSINodes,
+  CSIDrivers,
+  CSIStorageCapacities,
 };
-inline constexpr size_t kResourceCount = 11;
+inline constexpr size_t kResourceCount = 17;
 
 using ResourceInfo = api::ResourceInfo;
 

@@ -41,6 +41,17 @@ std::mt19937_64& rng() {
 
 std::string randomUid() { return util::uuidV4(rng()); }
 
+// A storage kind's object must decode as its typed form before it is stored.
+std::optional<ApiError> validateWrite(Resource resource, const json& object) {
+  if (!validatesOnWrite(resource)) {
+    return std::nullopt;
+  }
+  if (auto failure = decodeFailure(resource, object)) {
+    return decodeError(resourceInfo(resource), util::invalidArgument(*failure));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 // --- Store --------------------------------------------------------------------------------------
@@ -87,6 +98,10 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
   if (auto error = normalizeMicroTimes(resource, object); !error.ok()) {
     return decodeError(info, error.error());
   }
+  applyDefaults(resource, object);
+  if (auto error = validateWrite(resource, object)) {
+    return *error;
+  }
   std::lock_guard lock(mu_);
   Table& t = table(resource);
   std::string name = meta.value("name", "");
@@ -124,7 +139,7 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
   meta["uid"] = options_.newUid();
   meta["creationTimestamp"] = now();
   meta.erase("deletionTimestamp");
-  prepareForCreate(resource, object);
+  prepareForCreate(resource, object, now());
   setVersion(object, nextVersion());
   t.objects[key] = object;
   publish(resource, HistoryEntry{rv_, WatchEvent::Type::Added, object, std::nullopt});
@@ -193,6 +208,10 @@ ApiResult<json> Store::replace(Resource resource, std::string_view ns, std::stri
     if (auto error = normalizeMicroTimes(resource, object); !error.ok()) {
       return decodeError(info, error.error());
     }
+    applyDefaults(resource, object);
+    if (auto error = validateWrite(resource, object)) {
+      return *error;
+    }
   }
   Key key{info.namespaced ? std::string(ns) : "", std::string(name)};
   std::unique_lock lock(mu_);
@@ -228,6 +247,8 @@ ApiResult<json> Store::writeLocked(Resource resource, const Key& key, json& curr
     } else {
       next.erase("status");
     }
+    applyDefaults(resource, next);
+    prepareForStatusUpdate(resource, old, next, now());
   } else {
     next = std::move(object);
     json& nextMeta = metadataOf(next);
@@ -251,6 +272,7 @@ ApiResult<json> Store::writeLocked(Resource resource, const Key& key, json& curr
     next["apiVersion"] = info.apiVersion();
     next["kind"] = info.kind;
     prepareForUpdate(resource, old, next);
+    applyDefaults(resource, next);
   }
   if (next == old) {
     return old;  // a no-op write: etcd3 storage skips it, so no new resourceVersion

@@ -49,14 +49,64 @@ json emptyStatus(Resource resource) {
   }
 }
 
+// Sets object[key] to `value` when absent (or null, as Go decodes a JSON null to the zero value).
+void defaultField(json& object, const char* key, const json& value) {
+  if (!object.contains(key) || object[key].is_null()) {
+    object[key] = value;
+  }
+}
+
+// A string field defaults when absent or empty (Go's zero value).
+void defaultString(json& object, const char* key, std::string_view value) {
+  if (!object.contains(key) || !object[key].is_string() || object[key].get<std::string>().empty()) {
+    object[key] = value;
+  }
+}
+
 }  // namespace
+
+void applyDefaults(Resource resource, json& object) {
+  switch (resource) {
+    case Resource::PersistentVolumeClaims:
+      defaultField(childObject(object, "spec"), "volumeMode", "Filesystem");
+      defaultString(childObject(object, "status"), "phase", "Pending");
+      return;
+    case Resource::PersistentVolumes: {
+      json& spec = childObject(object, "spec");
+      defaultString(spec, "persistentVolumeReclaimPolicy", "Retain");
+      defaultField(spec, "volumeMode", "Filesystem");
+      defaultString(childObject(object, "status"), "phase", "Pending");
+      return;
+    }
+    case Resource::StorageClasses:
+      defaultField(object, "reclaimPolicy", "Delete");
+      defaultField(object, "volumeBindingMode", "Immediate");
+      return;
+    case Resource::CSIDrivers: {
+      json& spec = childObject(object, "spec");
+      defaultField(spec, "attachRequired", true);
+      defaultField(spec, "podInfoOnMount", false);
+      defaultField(spec, "storageCapacity", false);
+      defaultField(spec, "fsGroupPolicy", "ReadWriteOnceWithFSType");
+      if (!spec.contains("volumeLifecycleModes") || !spec["volumeLifecycleModes"].is_array() ||
+          spec["volumeLifecycleModes"].empty()) {
+        spec["volumeLifecycleModes"] = json::array({"Persistent"});
+      }
+      defaultField(spec, "requiresRepublish", false);
+      defaultField(spec, "seLinuxMount", false);
+      return;
+    }
+    default:
+      return;
+  }
+}
 
 void defaultNamespaceLabel(json& object) {
   json& meta = childObject(object, "metadata");
   childObject(meta, "labels")["kubernetes.io/metadata.name"] = meta.value("name", "");
 }
 
-void prepareForCreate(Resource resource, json& object) {
+void prepareForCreate(Resource resource, json& object, std::string_view now) {
   switch (resource) {
     case Resource::Pods: {
       object["status"] = {{"phase", api::kPodPending}};
@@ -88,6 +138,13 @@ void prepareForCreate(Resource resource, json& object) {
       if (isWorkload(resource)) {
         childObject(object, "metadata")["generation"] = 1;
       }
+      return;
+    case Resource::PersistentVolumeClaims:
+      object["status"] = {{"phase", "Pending"}};
+      return;
+    case Resource::PersistentVolumes:
+      // The phase's transition time is stamped on every phase change, the first one included.
+      object["status"] = {{"phase", "Pending"}, {"lastPhaseTransitionTime", std::string(now)}};
       return;
     default:
       return;
@@ -125,6 +182,35 @@ void prepareForUpdate(Resource resource, const json& old, json& next) {
   }
 }
 
+void prepareForStatusUpdate(Resource resource, const json& old, json& next, std::string_view now) {
+  if (resource != Resource::PersistentVolumes) {
+    return;
+  }
+  const json oldStatus = old.value("status", json::object());
+  json& status = childObject(next, "status");
+  const json oldTime = oldStatus.value("lastPhaseTransitionTime", json());
+  const json newTime = status.value("lastPhaseTransitionTime", json());
+  // A phase change the writer did not stamp itself gets the server's time.
+  if (oldStatus.value("phase", json()) != status.value("phase", json()) &&
+      (newTime.is_null() || newTime == oldTime)) {
+    status["lastPhaseTransitionTime"] = std::string(now);
+  }
+}
+
+bool validatesOnWrite(Resource resource) {
+  switch (resource) {
+    case Resource::PersistentVolumeClaims:
+    case Resource::PersistentVolumes:
+    case Resource::StorageClasses:
+    case Resource::CSINodes:
+    case Resource::CSIDrivers:
+    case Resource::CSIStorageCapacities:
+      return true;
+    default:
+      return false;
+  }
+}
+
 std::optional<std::string> decodeFailure(Resource resource, const json& object) {
   auto failure = [](const auto& decoded) -> std::optional<std::string> {
     if (decoded.ok()) {
@@ -149,6 +235,18 @@ std::optional<std::string> decodeFailure(Resource resource, const json& object) 
       return failure(api::decodeReplicationController(object));
     case Resource::PodDisruptionBudgets:
       return failure(api::decodePodDisruptionBudget(object));
+    case Resource::PersistentVolumeClaims:
+      return failure(api::decodePersistentVolumeClaim(object));
+    case Resource::PersistentVolumes:
+      return failure(api::decodePersistentVolume(object));
+    case Resource::StorageClasses:
+      return failure(api::decodeStorageClass(object));
+    case Resource::CSINodes:
+      return failure(api::decodeCSINode(object));
+    case Resource::CSIDrivers:
+      return failure(api::decodeCSIDriver(object));
+    case Resource::CSIStorageCapacities:
+      return failure(api::decodeCSIStorageCapacity(object));
     default:
       return std::nullopt;
   }

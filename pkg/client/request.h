@@ -20,17 +20,23 @@
 namespace berth::client {
 
 using Resource = api::ResourceInfo;
+using api::kCSIDrivers;
+using api::kCSINodes;
+using api::kCSIStorageCapacities;
 using api::kEvents;
 using api::kEventsV1;
 using api::kLeases;
 using api::kNamespaces;
 using api::kNodes;
+using api::kPersistentVolumeClaims;
+using api::kPersistentVolumes;
 using api::kPodDisruptionBudgets;
 using api::kPods;
 using api::kReplicaSets;
 using api::kReplicationControllers;
 using api::kServices;
 using api::kStatefulSets;
+using api::kStorageClasses;
 
 using ListOptions = api::ListOptions;
 using WatchOptions = api::WatchOptions;

@@ -95,6 +95,10 @@ void Scheduler::addEventHandlers() {
             queue_->movePodsOnEvent(framework::events::kNamespaceUpdate);
           }
         });
+    feeds_.objects->onStorageEvent(
+        [this](const framework::ClusterEvent& event, const framework::EventObjects& objects) {
+          queue_->movePodsOnEvent(event, objects);
+        });
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "pkg/api/types.h"
 #include "pkg/framework/cluster_objects.h"
+#include "pkg/framework/events.h"
 
 namespace berth::scheduler {
 
@@ -38,8 +39,8 @@ class Feed {
   virtual Ptr get(const std::string& key) const = 0;
 };
 
-// The watched namespaces, services, replica sets, stateful sets and replication controllers,
-// which plugins read through framework::Handle::objects.
+// The watched namespaces, services, replica sets, stateful sets, replication controllers,
+// PodDisruptionBudgets and storage kinds, which plugins read through framework::Handle::objects.
 class ObjectsFeed {
  public:
   using NamespaceUpdate =
@@ -50,6 +51,13 @@ class ObjectsFeed {
   virtual const framework::ClusterObjects& objects() const = 0;
   // Set before start(): called on the feed's thread after a namespace changed in objects().
   virtual void onNamespaceUpdate(NamespaceUpdate handler) = 0;
+  // Set before start(): called on the feed's thread after a PersistentVolumeClaim,
+  // PersistentVolume, StorageClass, CSINode, CSIDriver or CSIStorageCapacity was added or changed
+  // in objects(), with its ClusterEvent (framework::events::kPersistentVolumeClaimAdd...) and, for
+  // a claim, the claim before (none on an add) and after.
+  using StorageEvent = std::function<void(const framework::ClusterEvent& event,
+                                          const framework::EventObjects& objects)>;
+  virtual void onStorageEvent(StorageEvent handler) = 0;
   virtual void start() = 0;
   virtual void stop() = 0;
   // True once every kind's first full list is in objects().

@@ -28,6 +28,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feed
       s->options_.registry ? *s->options_.registry : inTree;
   framework::Handle handle{&api};
   handle.nominator = &s->nominator_;
+  handle.volumes = s->options_.volumes;
   if (s->feeds_.objects) {
     handle.objects = &s->feeds_.objects->objects();
   }

@@ -86,6 +86,9 @@ struct SchedulerOptions {
   // How long a pod waits in unschedulablePods before it is retried without an event
   // (--pod-max-in-unschedulable-pods-duration).
   util::Duration podMaxInUnschedulablePodsDuration = std::chrono::minutes(5);
+  // VolumeBinding's PreBind writes (Handle::volumes); null: claims are assumed without writes.
+  // Must outlive the scheduler.
+  framework::VolumeWriter* volumes = nullptr;
 };
 
 class Scheduler {

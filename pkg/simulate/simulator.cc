@@ -124,6 +124,12 @@ void addClusterObjects(const api::ObjectSet& objects, framework::ClusterObjectSt
   for (const auto& o : objects.statefulSets) store.upsert(o);
   for (const auto& o : objects.replicationControllers) store.upsert(o);
   for (const auto& o : objects.podDisruptionBudgets) store.upsert(o);
+  for (const auto& o : objects.persistentVolumeClaims) store.upsert(o);
+  for (const auto& o : objects.persistentVolumes) store.upsert(o);
+  for (const auto& o : objects.storageClasses) store.upsert(o);
+  for (const auto& o : objects.csiNodes) store.upsert(o);
+  for (const auto& o : objects.csiDrivers) store.upsert(o);
+  for (const auto& o : objects.csiStorageCapacities) store.upsert(o);
 }
 
 // The first field of the pod's inter-pod constraints that no API server would have accepted: the
@@ -152,6 +158,21 @@ std::optional<std::string> ignoredKinds(const std::vector<std::string>& skipped)
     line += kind + " (" + std::to_string(count) + ")";
   }
   return line;
+}
+
+std::optional<std::string> missingClaimsNote(const api::ObjectSet& objects) {
+  if (!objects.persistentVolumeClaims.empty()) return std::nullopt;
+  size_t pods = 0;
+  for (const api::PodPtr& pod : objects.pods) {
+    const bool usesClaims = std::any_of(
+        pod->spec.volumes.begin(), pod->spec.volumes.end(),
+        [](const api::Volume& v) { return !v.claimName.empty() || v.source == "ephemeral"; });
+    if (usesClaims && !api::isAssigned(*pod)) ++pods;
+  }
+  if (pods == 0) return std::nullopt;
+  return std::to_string(pods) + (pods == 1 ? " pending pod uses" : " pending pods use") +
+         " PersistentVolumeClaims, but the cluster file has none (export them too: kubectl get "
+         "nodes,pods,pvc,pv,storageclass,csinode -A -o json)";
 }
 
 util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,

@@ -1,8 +1,9 @@
 #pragma once
-// The offline what-if: given the nodes and pods of a cluster file (and the namespaces, services and
-// controllers plugins read, through the Handle's ClusterObjects), place the pending pods one by
-// one in queue order with the same framework and plugins the daemon uses, each placement assumed
-// before the next, and report where each pod went or why it fits nowhere. A pod that fits nowhere
+// The offline what-if: given the nodes and pods of a cluster file (and the namespaces, services,
+// controllers, PodDisruptionBudgets and storage objects plugins read, through the Handle's
+// ClusterObjects), place the pending pods one by one in queue order with the same framework and
+// plugins the daemon uses, each placement assumed before the next, and report where each pod went
+// or why it fits nowhere. A pod that fits nowhere
 // preempts as the daemon would (the profile's PostFilter plugins): its victims leave the simulated
 // cluster and it is placed on the node they made room on.
 
@@ -76,6 +77,11 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
 // each (api::ObjectSet::skipped), kinds in name order; nullopt when there are none:
 // "ignored 3 items of kinds simulate does not use: ConfigMap (2), Secret (1)".
 std::optional<std::string> ignoredKinds(const std::vector<std::string>& skipped);
+
+// When pending pods use PersistentVolumeClaims (or generic ephemeral volumes) and the file holds
+// no claims at all, one line saying so and how to export them; nullopt otherwise. The volume
+// plugins then report the claims not found, as they would be in a cluster without them.
+std::optional<std::string> missingClaimsNote(const api::ObjectSet& objects);
 
 nlohmann::json toJson(const Report& report, bool explain);
 std::string toTable(const Report& report, bool explain);

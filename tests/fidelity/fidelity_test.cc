@@ -274,6 +274,84 @@ TEST_F(FidelityTest, KubectlCreatesAndGetsTheKindsPluginsRead) {
                                      "forbidden: this namespace may not be deleted"));
 }
 
+TEST_F(FidelityTest, KubectlCreatesAndGetsTheStorageKinds) {
+  REQUIRE_KUBECTL();
+  startServer();
+  const json items = json::array(
+      {{{"apiVersion", "storage.k8s.io/v1"},
+        {"kind", "StorageClass"},
+        {"metadata", {{"name", "local"}}},
+        {"provisioner", "kubernetes.io/no-provisioner"},
+        {"volumeBindingMode", "WaitForFirstConsumer"}},
+       {{"apiVersion", "v1"},
+        {"kind", "PersistentVolume"},
+        {"metadata", {{"name", "pv1"}}},
+        {"spec",
+         {{"capacity", {{"storage", "5Gi"}}},
+          {"accessModes", {"ReadWriteOnce"}},
+          {"storageClassName", "local"},
+          {"local", {{"path", "/mnt/disk1"}}},
+          {"nodeAffinity",
+           {{"required",
+             {{"nodeSelectorTerms",
+               {{{"matchExpressions",
+                  {{{"key", "kubernetes.io/hostname"},
+                    {"operator", "In"},
+                    {"values", {"n1"}}}}}}}}}}}}}}},
+       {{"apiVersion", "v1"},
+        {"kind", "PersistentVolumeClaim"},
+        {"metadata", {{"name", "data"}, {"namespace", "default"}}},
+        {"spec",
+         {{"accessModes", {"ReadWriteOnce"}},
+          {"storageClassName", "local"},
+          {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}},
+       {{"apiVersion", "storage.k8s.io/v1"},
+        {"kind", "CSINode"},
+        {"metadata", {{"name", "n1"}}},
+        {"spec", {{"drivers", {{{"name", "disk.csi.example.com"}, {"nodeID", "n1"}}}}}}}});
+  std::string stream;
+  for (const json& item : items) stream += "---\n" + item.dump() + "\n";
+  CommandResult created = kubectl("create -f " + shellQuote(writeFile("storage.yaml", stream)));
+  ASSERT_EQ(created.exitCode, 0) << created.out;
+  EXPECT_THAT(created.out, HasSubstr("storageclass.storage.k8s.io/local created"));
+  EXPECT_THAT(created.out, HasSubstr("persistentvolume/pv1 created"));
+  EXPECT_THAT(created.out, HasSubstr("persistentvolumeclaim/data created"));
+  EXPECT_THAT(created.out, HasSubstr("csinode.storage.k8s.io/n1 created"));
+
+  // The short names resolve through discovery.
+  CommandResult names = kubectl("get sc,pv,pvc,csinode -A -o name");
+  ASSERT_EQ(names.exitCode, 0) << names.out;
+  EXPECT_EQ(names.out,
+            "storageclass.storage.k8s.io/local\npersistentvolume/pv1\n"
+            "persistentvolumeclaim/data\ncsinode.storage.k8s.io/n1\n");
+  CommandResult claim = kubectl("get pvc data -o json");
+  ASSERT_EQ(claim.exitCode, 0) << claim.out;
+  const json pvc = json::parse(claim.out);
+  EXPECT_EQ(pvc["status"]["phase"], "Pending");
+  EXPECT_EQ(pvc["spec"]["volumeMode"], "Filesystem");
+  CommandResult volume =
+      kubectl("get pv pv1 -o jsonpath={.spec.persistentVolumeReclaimPolicy},{.status.phase}");
+  ASSERT_EQ(volume.exitCode, 0) << volume.out;
+  EXPECT_EQ(volume.out, "Retain,Pending");
+
+  // The PV controller's part, as a test plays it: the claim's annotation and volumeName.
+  CommandResult annotated = kubectl(
+      "annotate pvc data volume.kubernetes.io/selected-node=n1 pv.kubernetes.io/"
+      "bind-completed=yes");
+  ASSERT_EQ(annotated.exitCode, 0) << annotated.out;
+  CommandResult patched =
+      kubectl("patch pvc data --type merge -p " + shellQuote(R"({"spec":{"volumeName":"pv1"}})"));
+  ASSERT_EQ(patched.exitCode, 0) << patched.out;
+  auto stored = store_.get(Resource::PersistentVolumeClaims, "default", "data");
+  ASSERT_TRUE(stored.ok());
+  EXPECT_EQ((*stored)["spec"]["volumeName"], "pv1");
+  EXPECT_EQ((*stored)["metadata"]["annotations"]["volume.kubernetes.io/selected-node"], "n1");
+
+  CommandResult deleted = kubectl("delete sc local");
+  EXPECT_EQ(deleted.exitCode, 0) << deleted.out;
+  EXPECT_THAT(deleted.out, HasSubstr("storageclass.storage.k8s.io \"local\" deleted"));
+}
+
 TEST_F(FidelityTest, KubectlOverHttpsWithTokenAndClientCertificate) {
   REQUIRE_KUBECTL();
   test::TestPki pki = test::makeTestPki();
@@ -339,6 +417,23 @@ TEST_F(FidelityTest, PythonClientCreatesAndReadsTheKindsPluginsRead) {
             "statefulset: db replicas=0\n"
             "replicationcontrollers: old\n"
             "replicasets after delete: 0\n");
+}
+
+TEST_F(FidelityTest, PythonClientCreatesAndReadsTheStorageKinds) {
+  if (!pythonClientInstalled()) {
+    GTEST_SKIP() << kPython << " with the kubernetes module not found: apt-get install "
+                 << "python3-kubernetes";
+  }
+  startServer();
+  const std::string script = std::string(BERTH_SOURCE_DIR) + "/tests/fidelity/python_storage.py";
+  CommandResult r = run(kPython + " " + shellQuote(script) + " " + server_->url());
+  ASSERT_EQ(r.exitCode, 0) << r.out;
+  EXPECT_EQ(r.out,
+            "storageclass: fast Immediate Delete\n"
+            "persistentvolume: pv1 Pending Retain Filesystem\n"
+            "claims: default/data Pending\n"
+            "bound: pv1 Bound\n"
+            "storageclasses after delete: 0\n");
 }
 
 }  // namespace

@@ -45,6 +45,8 @@ TEST_F(ServerKindsTest, DiscoveryListsTheKindsWithTheirScopeAndShortNames) {
   };
   const Case cases[] = {
       {"/api/v1", "namespaces", false, "Namespace", "ns"},
+      {"/api/v1", "persistentvolumeclaims", true, "PersistentVolumeClaim", "pvc"},
+      {"/api/v1", "persistentvolumes", false, "PersistentVolume", "pv"},
       {"/api/v1", "services", true, "Service", "svc"},
       {"/api/v1", "replicationcontrollers", true, "ReplicationController", "rc"},
       {"/apis/apps/v1", "replicasets", true, "ReplicaSet", "rs"},

@@ -94,7 +94,7 @@ TEST_F(HttpServerTest, ServesHealthVersionAndDiscovery) {
     names.push_back(g["name"]);
   }
   EXPECT_THAT(names, ::testing::UnorderedElementsAre("apps", "events.k8s.io", "coordination.k8s.io",
-                                                     "policy"));
+                                                     "policy", "storage.k8s.io"));
   json leases = call("GET", "/apis/coordination.k8s.io/v1").json();
   EXPECT_EQ(leases["groupVersion"], "coordination.k8s.io/v1");
   EXPECT_EQ(leases["resources"][0]["name"], "leases");

@@ -1,11 +1,13 @@
 // The daemon's ObjectsFeed against the embedded API server: its ClusterObjectStore follows every
-// create, update and delete of the six kinds, skips what does not decode, and reports namespace
-// changes after the store has them.
+// create, update and delete of the kinds plugins read, skips what does not decode, and reports
+// namespace and storage changes after the store has them.
 
 #include "cmd/berth/object_informers.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <map>
@@ -164,6 +166,104 @@ TEST_F(ObjectInformersTest, NamespaceUpdatesAreReportedAfterTheStoreHasThem) {
   ASSERT_TRUE(store_.update(Resource::Namespaces, "", "a", labelled).ok());
   ASSERT_TRUE(eventually([&] { return !updates().empty(); }));
   EXPECT_EQ(updates(), std::vector<std::string>{"a:blue"});
+}
+
+TEST_F(ObjectInformersTest, StorageKindsFillTheStoreAndReportTheirEventsAfterIt) {
+  feed_ = objectInformers(*rest_);
+  std::vector<std::string> seen;
+  feed_->onStorageEvent([&](const framework::ClusterEvent& event,
+                            const framework::EventObjects& objects) {
+    std::string line(event.label);
+    if (event.resource == framework::EventResource::PersistentVolumeClaim) {
+      // The handler runs after the store holds the claim as the event has it.
+      auto stored = feed_->objects().getPersistentVolumeClaim("a", "data");
+      line += std::string(" old=") + (objects.oldClaim ? objects.oldClaim->spec.volumeName : "-") +
+              " new=" + (objects.newClaim ? objects.newClaim->spec.volumeName : "-") +
+              " stored=" + (stored ? stored->spec.volumeName : "-");
+    } else {
+      EXPECT_EQ(objects.oldClaim, nullptr);
+      EXPECT_EQ(objects.newClaim, nullptr);
+    }
+    std::lock_guard lock(mu_);
+    seen.push_back(line);
+  });
+  feed_->start();
+  ASSERT_TRUE(feed_->waitForSync(30s));
+  const framework::ClusterObjects& objects = feed_->objects();
+  const json claim = {{"metadata", {{"name", "data"}}},
+                      {"spec",
+                       {{"accessModes", {"ReadWriteOnce"}},
+                        {"storageClassName", "fast"},
+                        {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}};
+  ASSERT_TRUE(store_.create(Resource::PersistentVolumeClaims, "a", claim).ok());
+  ASSERT_TRUE(store_
+                  .create(Resource::PersistentVolumes, "",
+                          {{"metadata", {{"name", "pv1"}}},
+                           {"spec",
+                            {{"capacity", {{"storage", "1Gi"}}},
+                             {"accessModes", {"ReadWriteOnce"}},
+                             {"storageClassName", "fast"}}}})
+                  .ok());
+  ASSERT_TRUE(store_
+                  .create(Resource::StorageClasses, "",
+                          {{"metadata", {{"name", "fast"}}}, {"provisioner", "p.csi"}})
+                  .ok());
+  ASSERT_TRUE(
+      store_
+          .create(Resource::CSINodes, "",
+                  {{"metadata", {{"name", "n1"}}},
+                   {"spec",
+                    {{"drivers",
+                      {{{"name", "p.csi"}, {"nodeID", "n1"}, {"allocatable", {{"count", 3}}}}}}}}})
+          .ok());
+  ASSERT_TRUE(store_
+                  .create(Resource::CSIDrivers, "",
+                          {{"metadata", {{"name", "p.csi"}}}, {"spec", json::object()}})
+                  .ok());
+  ASSERT_TRUE(
+      store_
+          .create(
+              Resource::CSIStorageCapacities, "a",
+              {{"metadata", {{"name", "cap"}}}, {"storageClassName", "fast"}, {"capacity", "10Gi"}})
+          .ok());
+  ASSERT_TRUE(eventually([&] {
+    return objects.getPersistentVolumeClaim("a", "data") && objects.getPersistentVolume("pv1") &&
+           objects.getStorageClass("fast") && objects.getCSINode("n1") &&
+           objects.getCSIDriver("p.csi") && objects.listCSIStorageCapacities().size() == 1;
+  }));
+  // As the API server defaulted them.
+  EXPECT_EQ(objects.getStorageClass("fast")->volumeBindingMode, "Immediate");
+  EXPECT_EQ(objects.getCSIDriver("p.csi")->attachRequired, true);
+  EXPECT_EQ(objects.getCSINode("n1")->drivers.at(0).allocatableCount, 3);
+
+  // The claim is bound (as the PV controller would): an update with the claim before and after.
+  json bound = *store_.get(Resource::PersistentVolumeClaims, "a", "data");
+  bound["spec"]["volumeName"] = "pv1";
+  ASSERT_TRUE(store_.update(Resource::PersistentVolumeClaims, "a", "data", bound).ok());
+  json relabelled = *store_.get(Resource::StorageClasses, "", "fast");
+  relabelled["metadata"]["labels"] = {{"tier", "1"}};
+  ASSERT_TRUE(store_.update(Resource::StorageClasses, "", "fast", relabelled).ok());
+  ASSERT_TRUE(eventually([&] {
+    std::lock_guard lock(mu_);
+    return seen.size() == 8;
+  }));
+  feed_->stop();  // the handler writes to `seen`
+  // Each kind has its own informer thread: the order holds within a kind only.
+  EXPECT_THAT(seen, ::testing::UnorderedElementsAreArray(std::vector<std::string>{
+                        "PersistentVolumeClaimAdd old=- new= stored=",
+                        "PersistentVolumeAdd",
+                        "StorageClassAdd",
+                        "CSINodeAdd",
+                        "CSIDriverAdd",
+                        "CSIStorageCapacityAdd",
+                        "PersistentVolumeClaimUpdate old= new=pv1 stored=pv1",
+                        "StorageClassUpdate",
+                    }));
+  const auto claimAdd =
+      std::find(seen.begin(), seen.end(), "PersistentVolumeClaimAdd old=- new= stored=");
+  const auto claimUpdate =
+      std::find(seen.begin(), seen.end(), "PersistentVolumeClaimUpdate old= new=pv1 stored=pv1");
+  EXPECT_LT(claimAdd, claimUpdate);
 }
 
 }  // namespace

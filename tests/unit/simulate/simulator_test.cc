@@ -318,5 +318,87 @@ TEST(Simulator, ClusterFileWithEveryKindPluginsReadStillPlacesItsPods) {
   EXPECT_EQ(report->results[0].node, "n1");
 }
 
+TEST(Simulator, PendingPodsWithClaimsAndNoClaimsInTheFileGetOneNote) {
+  const std::string claimPod = R"({"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "db-0", "namespace": "prod"},
+       "spec": {"containers": [{"name": "c"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-0"}}]}})";
+  const std::string ephemeralPod = R"({"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "scratch", "namespace": "prod"},
+       "spec": {"containers": [{"name": "c"}],
+                "volumes": [{"name": "tmp", "ephemeral": {"volumeClaimTemplate":
+                  {"spec": {"accessModes": ["ReadWriteOnce"],
+                            "resources": {"requests": {"storage": "1Gi"}}}}}}]}})";
+  const std::string boundClaimPod = R"({"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "db-1", "namespace": "prod"},
+       "spec": {"nodeName": "n1", "containers": [{"name": "c"}],
+                "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-db-1"}}]}})";
+  const std::string plainPod = R"({"apiVersion": "v1", "kind": "Pod",
+       "metadata": {"name": "web", "namespace": "prod"}, "spec": {"containers": [{"name": "c"}]}})";
+  const std::string claim = R"({"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+       "metadata": {"name": "data-db-0", "namespace": "prod"},
+       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}})";
+  auto file = [](const std::vector<std::string>& items) {
+    std::string out = R"({"kind": "List", "items": [)";
+    for (size_t i = 0; i < items.size(); ++i) out += (i ? "," : "") + items[i];
+    return out + "]}";
+  };
+  struct NoteCase {
+    std::string name;
+    std::vector<std::string> items;
+    std::optional<std::string> want;
+  };
+  const std::vector<NoteCase> cases = {
+      {"a claim and an ephemeral volume, no PVCs",
+       {claimPod, ephemeralPod, plainPod},
+       "2 pending pods use PersistentVolumeClaims, but the cluster file has none (export them "
+       "too: kubectl get nodes,pods,pvc,pv,storageclass,csinode -A -o json)"},
+      {"one pending pod",
+       {claimPod},
+       std::string("1 pending pod uses PersistentVolumeClaims, "
+                   "but the cluster file has none (export them "
+                   "too: kubectl get nodes,pods,pvc,pv,"
+                   "storageclass,csinode -A -o json)")},
+      {"the file has claims", {claimPod, claim}, std::nullopt},
+      {"only bound pods use claims", {boundClaimPod, plainPod}, std::nullopt},
+      {"no pod uses claims", {plainPod}, std::nullopt},
+  };
+  for (const NoteCase& c : cases) {
+    auto objects = api::decodeObjects(file(c.items));
+    ASSERT_TRUE(objects.ok()) << c.name << ": " << objects.error().message;
+    EXPECT_EQ(missingClaimsNote(*objects), c.want) << c.name;
+  }
+}
+
+TEST(Simulator, ClusterFileWithTheStorageKindsStillPlacesItsPods) {
+  util::Parallelizer parallelizer(1);
+  auto objects = api::decodeObjects(R"({"kind": "List", "items": [
+      {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "n1"},
+       "status": {"allocatable": {"cpu": "1", "memory": "1Gi", "pods": "10"}}},
+      {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "web", "namespace": "prod"},
+       "spec": {"containers": [{"name": "c"}]}},
+      {"apiVersion": "v1", "kind": "PersistentVolumeClaim",
+       "metadata": {"name": "data", "namespace": "prod"},
+       "spec": {"accessModes": ["ReadWriteOnce"], "resources": {"requests": {"storage": "1Gi"}}}},
+      {"apiVersion": "v1", "kind": "PersistentVolume", "metadata": {"name": "pv1"},
+       "spec": {"capacity": {"storage": "1Gi"}, "accessModes": ["ReadWriteOnce"]}},
+      {"apiVersion": "storage.k8s.io/v1", "kind": "StorageClass", "metadata": {"name": "fast"},
+       "provisioner": "p.csi", "volumeBindingMode": "WaitForFirstConsumer"},
+      {"apiVersion": "storage.k8s.io/v1", "kind": "CSINode", "metadata": {"name": "n1"},
+       "spec": {"drivers": [{"name": "p.csi", "nodeID": "n1", "allocatable": {"count": 2}}]}},
+      {"apiVersion": "storage.k8s.io/v1", "kind": "CSIDriver", "metadata": {"name": "p.csi"},
+       "spec": {}},
+      {"apiVersion": "storage.k8s.io/v1", "kind": "CSIStorageCapacity",
+       "metadata": {"name": "cap", "namespace": "kube-system"}, "storageClassName": "fast",
+       "capacity": "10Gi"}]})");
+  ASSERT_TRUE(objects.ok()) << objects.error().message;
+  EXPECT_TRUE(objects->skipped.empty());
+  EXPECT_EQ(missingClaimsNote(*objects), std::nullopt);
+  auto report = run(*objects, config::defaultConfiguration(), {.allPending = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->results.size(), 1u);
+  EXPECT_EQ(report->results[0].node, "n1");
+}
+
 }  // namespace
 }  // namespace berth::simulate
