@@ -638,6 +638,10 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
       {"NodeAffinity", 2, "default"},
       {"NodePorts", 0, "default"},
       {"NodeResourcesFit", 1, "default"},
+      {"VolumeRestrictions", 0, "default"},
+      {"NodeVolumeLimits", 0, "default"},
+      // VolumeBinding (weight 1) goes here, between NodeVolumeLimits and VolumeZone.
+      {"VolumeZone", 0, "default"},
       {"PodTopologySpread", 2, "default"},
       {"InterPodAffinity", 2, "default"},
       {"DefaultPreemption", 0, "default"},

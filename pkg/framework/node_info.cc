@@ -23,6 +23,18 @@ void eraseAffinityPod(std::vector<PodInfoPtr>& list, const PodInfoPtr& pod) {
 
 }  // namespace
 
+std::vector<std::string> podClaimKeys(const api::Pod& pod) {
+  std::vector<std::string> keys;
+  for (const api::Volume& v : pod.spec.volumes) {
+    if (v.source == "persistentVolumeClaim") {
+      keys.push_back(pod.metadata.namespace_ + "/" + v.claimName);
+    } else if (v.source == "ephemeral") {
+      keys.push_back(pod.metadata.namespace_ + "/" + pod.metadata.name + "-" + v.name);
+    }
+  }
+  return keys;
+}
+
 void HostPortInfo::add(const HostPort& p) { ports_.push_back(p); }
 
 void HostPortInfo::remove(const HostPort& p) {
@@ -54,6 +66,7 @@ void NodeInfo::addPod(PodInfoPtr pod) {
   for (const auto& p : pod->hostPorts) used_ports_.add(p);
   if (pod->hasPodAffinity()) pods_with_affinity_.push_back(pod);
   if (pod->hasRequiredAntiAffinity()) pods_with_required_anti_affinity_.push_back(pod);
+  for (std::string& key : podClaimKeys(*pod->pod)) ++pvc_ref_counts_[std::move(key)];
   pods_.push_back(std::move(pod));
   bump();
 }
@@ -67,6 +80,10 @@ bool NodeInfo::removePod(const api::Pod& pod) {
   for (const auto& p : (*it)->hostPorts) used_ports_.remove(p);
   if ((*it)->hasPodAffinity()) eraseAffinityPod(pods_with_affinity_, *it);
   if ((*it)->hasRequiredAntiAffinity()) eraseAffinityPod(pods_with_required_anti_affinity_, *it);
+  for (const std::string& key : podClaimKeys(*(*it)->pod)) {
+    auto count = pvc_ref_counts_.find(key);
+    if (count != pvc_ref_counts_.end() && --count->second <= 0) pvc_ref_counts_.erase(count);
+  }
   // Order of pods carries no meaning: swap-and-pop keeps removal O(1) after the search.
   std::iter_swap(it, pods_.end() - 1);
   pods_.pop_back();

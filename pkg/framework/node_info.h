@@ -5,6 +5,7 @@
 // snapshot.
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <span>
 #include <string>
@@ -63,6 +64,9 @@ class NodeInfo {
   const Resource& requested() const { return requested_; }
   const Resource& nonZeroRequested() const { return non_zero_requested_; }
   const HostPortInfo& usedPorts() const { return used_ports_; }
+  // How many of this node's pods use each claim, by podClaimKeys (upstream's PVCRefCounts):
+  // VolumeRestrictions asks whether a ReadWriteOncePod claim is in use anywhere.
+  const std::map<std::string, int>& pvcRefCounts() const { return pvc_ref_counts_; }
   int64_t generation() const { return generation_; }
 
  private:
@@ -80,9 +84,15 @@ class NodeInfo {
   Resource requested_;
   Resource non_zero_requested_;
   HostPortInfo used_ports_;
+  std::map<std::string, int> pvc_ref_counts_;
   int64_t generation_ = 0;
 };
 
 using NodeInfoPtr = std::shared_ptr<NodeInfo>;
+
+// The claims a pod's volumes use, as "namespace/claim": persistentVolumeClaim volumes by their
+// claimName, generic ephemeral volumes by the claim the ephemeral volume controller creates for
+// them ("<pod>-<volume>"). Upstream's NodeInfo.PVCRefCounts keys.
+std::vector<std::string> podClaimKeys(const api::Pod& pod);
 
 }  // namespace berth::framework

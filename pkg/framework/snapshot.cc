@@ -19,12 +19,15 @@ void Snapshot::addNodeInfo(NodeInfoPtr info) {
   auto [it, inserted] = index_.try_emplace(info->name(), node_infos_.size());
   if (inserted) {
     inter_pod_.addNode(*info);
+    countClaims(*info, 1);
     track(nullptr, info.get());
     generations_.push_back(info->generation());
     node_infos_.push_back(std::move(info));
   } else {
     inter_pod_.removeNode(*node_infos_[it->second]);
     inter_pod_.addNode(*info);
+    countClaims(*node_infos_[it->second], -1);
+    countClaims(*info, 1);
     track(node_infos_[it->second].get(), info.get());
     generations_[it->second] = info->generation();
     node_infos_[it->second] = std::move(info);
@@ -37,6 +40,7 @@ bool Snapshot::removeNodeInfo(std::string_view name) {
   const size_t at = it->second;
   index_.erase(it);
   inter_pod_.removeNode(*node_infos_[at]);
+  countClaims(*node_infos_[at], -1);
   track(node_infos_[at].get(), nullptr);
   node_infos_.erase(node_infos_.begin() + static_cast<std::ptrdiff_t>(at));
   generations_.erase(generations_.begin() + static_cast<std::ptrdiff_t>(at));
@@ -49,6 +53,7 @@ bool Snapshot::addPod(std::string_view node, PodInfoPtr pod) {
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
   inter_pod_.addPod(info, *pod);
+  for (std::string& key : podClaimKeys(*pod->pod)) ++pvc_ref_counts_[std::move(key)];
   info.addPod(std::move(pod));
   track(&info, &info);
   generations_[it->second] = info.generation();
@@ -59,8 +64,15 @@ bool Snapshot::removePod(std::string_view node, const api::Pod& pod) {
   auto it = index_.find(std::string(node));
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
-  if (PodInfoPtr held = info.findPod(pod)) inter_pod_.removePod(info, *held);
+  PodInfoPtr held = info.findPod(pod);
+  if (held) inter_pod_.removePod(info, *held);
   const bool removed = info.removePod(pod);
+  if (held) {
+    for (const std::string& key : podClaimKeys(*held->pod)) {
+      auto count = pvc_ref_counts_.find(key);
+      if (count != pvc_ref_counts_.end() && --count->second <= 0) pvc_ref_counts_.erase(count);
+    }
+  }
   track(&info, &info);
   generations_[it->second] = info.generation();
   return removed;
@@ -94,6 +106,18 @@ void Snapshot::track(const NodeInfo* old, const NodeInfo* now) {
     with_required_anti_affinity_.set(now, !now->podsWithRequiredAntiAffinity().empty());
     with_images_.set(now, now->node() != nullptr && !now->node()->status.images.empty());
   }
+}
+
+void Snapshot::countClaims(const NodeInfo& info, int sign) {
+  for (const auto& [key, n] : info.pvcRefCounts()) {
+    auto count = pvc_ref_counts_.try_emplace(key, 0).first;
+    count->second += sign * n;
+    if (count->second <= 0) pvc_ref_counts_.erase(count);
+  }
+}
+
+bool Snapshot::isPVCUsedByPods(std::string_view key) const {
+  return pvc_ref_counts_.find(std::string(key)) != pvc_ref_counts_.end();
 }
 
 const NodeInfo* Snapshot::get(std::string_view name) const {

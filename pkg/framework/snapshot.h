@@ -57,6 +57,9 @@ class Snapshot {
   // Every pod's labels and (anti-)affinity terms, counted per topology domain (InterPodAffinity
   // reads these instead of walking every pod).
   const InterPodIndex& interPodIndex() const { return inter_pod_; }
+  // Whether a pod on one of these nodes uses the claim "namespace/name" (upstream's
+  // StorageInfos().IsPVCUsedByPods), from the NodeInfos' pvcRefCounts.
+  bool isPVCUsedByPods(std::string_view key) const;
 
   // The newest NodeInfo generation reflected here; the cache copies only nodes changed since.
   int64_t generation() const { return generation_; }
@@ -76,6 +79,8 @@ class Snapshot {
   // Re-files a NodeInfo (added or changed) in the three sets; `old` (replaced or removed) leaves
   // them.
   void track(const NodeInfo* old, const NodeInfo* now);
+  // Adds (sign 1) or takes away (-1) a NodeInfo's claim references from the cluster's.
+  void countClaims(const NodeInfo& info, int sign);
 
   std::vector<NodeInfoPtr> node_infos_;
   std::vector<int64_t> generations_;  // node_infos_[i]->generation()
@@ -85,6 +90,7 @@ class Snapshot {
   NodeSet with_required_anti_affinity_;
   NodeSet with_images_;
   InterPodIndex inter_pod_;
+  std::unordered_map<std::string, int> pvc_ref_counts_;  // the sum of the nodes' pvcRefCounts
 };
 
 }  // namespace berth::framework

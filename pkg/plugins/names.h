@@ -12,6 +12,9 @@ inline constexpr std::string_view kTaintToleration = "TaintToleration";
 inline constexpr std::string_view kNodeAffinity = "NodeAffinity";
 inline constexpr std::string_view kNodePorts = "NodePorts";
 inline constexpr std::string_view kNodeResourcesFit = "NodeResourcesFit";
+inline constexpr std::string_view kVolumeRestrictions = "VolumeRestrictions";
+inline constexpr std::string_view kNodeVolumeLimits = "NodeVolumeLimits";
+inline constexpr std::string_view kVolumeZone = "VolumeZone";
 inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";

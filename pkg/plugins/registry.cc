@@ -11,9 +11,12 @@
 #include "pkg/plugins/noderesources/balanced_allocation.h"
 #include "pkg/plugins/noderesources/fit.h"
 #include "pkg/plugins/nodeunschedulable/node_unschedulable.h"
+#include "pkg/plugins/nodevolumelimits/node_volume_limits.h"
 #include "pkg/plugins/podtopologyspread/pod_topology_spread.h"
 #include "pkg/plugins/queuesort/priority_sort.h"
 #include "pkg/plugins/tainttoleration/taint_toleration.h"
+#include "pkg/plugins/volumerestrictions/volume_restrictions.h"
+#include "pkg/plugins/volumezone/volume_zone.h"
 
 namespace berth::plugins {
 
@@ -30,6 +33,9 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kVolumeRestrictions, volumerestrictions::newVolumeRestrictions);
+  add(names::kNodeVolumeLimits, nodevolumelimits::newNodeVolumeLimits);
+  add(names::kVolumeZone, volumezone::newVolumeZone);
   add(names::kPodTopologySpread, podtopologyspread::newPodTopologySpread,
       podtopologyspread::decodePodTopologySpreadArgs);
   add(names::kInterPodAffinity, interpodaffinity::newInterPodAffinity,

@@ -179,6 +179,32 @@ TEST(FieldGate, RowsSwitchOffWhenTheRegistryHasTheirPlugin) {
   EXPECT_EQ(refusal->row->plugin, "NodeVolumeLimits");
 }
 
+// With berth's registry: VolumeRestrictions and NodeVolumeLimits enforce the in-tree disks they
+// read; the in-tree kinds NodeVolumeLimits does not translate to CSI stay refused, and claims stay
+// refused until VolumeBinding is registered.
+TEST(FieldGate, InTreeRegistryPlacesTheDisksItsVolumePluginsEnforce) {
+  const Registry r = plugins::makeInTreeRegistry();
+  ASSERT_TRUE(r.hasPlugin("VolumeRestrictions"));
+  ASSERT_TRUE(r.hasPlugin("NodeVolumeLimits"));
+  const FieldGate gate = FieldGate::fromRegistry(r);
+  auto refusedBy = [&gate](std::string source) -> std::string {
+    auto pod = MakePod().mutate([&](api::Pod& p) { p.spec.volumes = {volume("v", source)}; });
+    auto refusal = gate.check(*pod.obj());
+    return refusal ? std::string(refusal->row->plugin) : "";
+  };
+  for (const char* placed : {"gcePersistentDisk", "awsElasticBlockStore", "rbd", "iscsi",
+                             "azureFile", "vsphereVolume"}) {
+    EXPECT_EQ(refusedBy(placed), "") << placed;
+  }
+  for (const char* refused : {"azureDisk", "cinder", "portworxVolume"}) {
+    EXPECT_EQ(refusedBy(refused), "NodeVolumeLimits") << refused;
+  }
+  if (!r.hasPlugin("VolumeBinding")) {
+    EXPECT_EQ(refusedBy("persistentVolumeClaim"), "VolumeBinding");
+    EXPECT_EQ(refusedBy("ephemeral"), "VolumeBinding");
+  }
+}
+
 TEST(FieldGate, PodLevelResourcesNeedTheFeatureNotJustThePlugin) {
   auto pod = MakePod().mutate([](api::Pod& p) {
     p.spec.resources = api::ResourceRequirements{test::resourceList({{"memory", "1Gi"}}), {}};

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -360,6 +361,63 @@ TEST(Snapshot, GenerationsFollowEveryChange) {
   ASSERT_TRUE(s.removeNodeInfo("n1"));
   expectInStep("removeNodeInfo");
   EXPECT_EQ(s.nodeInfos()[0]->name(), "n2");
+}
+
+// A pod on `node` with a persistentVolumeClaim volume per claim and one generic ephemeral volume.
+api::PodPtr podWithClaims(std::string name, std::string node, std::vector<std::string> claims,
+                          bool ephemeral = false) {
+  return MakePod()
+      .name(name)
+      .uid(name)
+      .node(std::move(node))
+      .mutate([&](api::Pod& p) {
+        for (const std::string& c : claims) {
+          api::Volume v;
+          v.name = "v-" + c;
+          v.source = "persistentVolumeClaim";
+          v.claimName = c;
+          p.spec.volumes.push_back(v);
+        }
+        if (ephemeral) {
+          api::Volume v;
+          v.name = "scratch";
+          v.source = "ephemeral";
+          p.spec.volumes.push_back(v);
+        }
+      })
+      .obj();
+}
+
+// Upstream's NodeInfo.PVCRefCounts: claims and generic ephemeral claims by "namespace/name".
+TEST(NodeInfo, CountsClaimReferencesOfItsPods) {
+  NodeInfo n(MakeNode().name("n1").obj());
+  n.addPod(makePodInfo(podWithClaims("a", "n1", {"data"}, /*ephemeral=*/true)));
+  n.addPod(makePodInfo(podWithClaims("b", "n1", {"data", "logs"})));
+  using Counts = std::map<std::string, int>;
+  EXPECT_EQ(n.pvcRefCounts(),
+            (Counts{{"default/a-scratch", 1}, {"default/data", 2}, {"default/logs", 1}}));
+  ASSERT_TRUE(n.removePod(*podWithClaims("b", "n1", {"data", "logs"})));
+  EXPECT_EQ(n.pvcRefCounts(), (Counts{{"default/a-scratch", 1}, {"default/data", 1}}));
+  ASSERT_TRUE(n.removePod(*podWithClaims("a", "n1", {"data"}, true)));
+  EXPECT_TRUE(n.pvcRefCounts().empty());
+}
+
+// Upstream's StorageInfos().IsPVCUsedByPods, kept through pod and node changes.
+TEST(Snapshot, KnowsWhichClaimsScheduledPodsUse) {
+  Snapshot s = Snapshot::build({MakeNode().name("n1").obj(), MakeNode().name("n2").obj()},
+                               {makePodInfo(podWithClaims("a", "n1", {"data"})),
+                                makePodInfo(podWithClaims("b", "n2", {"data"}))});
+  EXPECT_TRUE(s.isPVCUsedByPods("default/data"));
+  EXPECT_FALSE(s.isPVCUsedByPods("other/data"));
+  ASSERT_TRUE(s.removePod("n1", *podWithClaims("a", "n1", {"data"})));
+  EXPECT_TRUE(s.isPVCUsedByPods("default/data"));  // b still uses it
+  ASSERT_TRUE(s.addPod("n1", makePodInfo(podWithClaims("c", "n1", {"logs"}))));
+  EXPECT_TRUE(s.isPVCUsedByPods("default/logs"));
+  // Replacing n2's NodeInfo with an empty one drops b's reference; removing n1 drops c's.
+  s.addNodeInfo(std::make_shared<NodeInfo>(MakeNode().name("n2").obj()));
+  EXPECT_FALSE(s.isPVCUsedByPods("default/data"));
+  ASSERT_TRUE(s.removeNodeInfo("n1"));
+  EXPECT_FALSE(s.isPVCUsedByPods("default/logs"));
 }
 
 }  // namespace
