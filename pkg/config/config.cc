@@ -606,6 +606,8 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
       {"NodeAffinity", 2, "default"},
       {"NodePorts", 0, "default"},
       {"NodeResourcesFit", 1, "default"},
+      // VolumeBinding scores only with upstream's StorageCapacityScoring gate: no weight here.
+      {"VolumeBinding", 0, "default"},
       {"PodTopologySpread", 2, "default"},
       {"InterPodAffinity", 2, "default"},
       {"DefaultPreemption", 0, "default"},

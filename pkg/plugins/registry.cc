@@ -14,6 +14,7 @@
 #include "pkg/plugins/podtopologyspread/pod_topology_spread.h"
 #include "pkg/plugins/queuesort/priority_sort.h"
 #include "pkg/plugins/tainttoleration/taint_toleration.h"
+#include "pkg/plugins/volumebinding/volume_binding.h"
 
 namespace berth::plugins {
 
@@ -30,6 +31,8 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeAffinity, nodeaffinity::newNodeAffinity, nodeaffinity::decodeNodeAffinityArgs);
   add(names::kNodePorts, nodeports::newNodePorts);
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
+  add(names::kVolumeBinding, volumebinding::newVolumeBinding,
+      volumebinding::decodeVolumeBindingArgs);
   add(names::kPodTopologySpread, podtopologyspread::newPodTopologySpread,
       podtopologyspread::decodePodTopologySpreadArgs);
   add(names::kInterPodAffinity, interpodaffinity::newInterPodAffinity,

@@ -75,7 +75,8 @@ std::string render(const std::vector<PluginRef>& plugins) {
 
 constexpr std::string_view kDefaults =
     "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-    "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+    "NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, "
+    "DefaultPreemption, "
     "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder";
 
 std::string resources(const std::vector<ResourceSpec>& specs) {
@@ -244,7 +245,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling a default score plugin removes it from multiPoint",
        "multiPoint:\n  disabled:\n  - name: NodeResourcesBalancedAllocation\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+       "NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, "
+       "DefaultPreemption, "
        "ImageLocality:1, "
        "DefaultBinder",
        "NodeResourcesBalancedAllocation@profiles[0].plugins.multiPoint.disabled[0]", ""},
@@ -259,14 +261,16 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n    weight: 10\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration:10@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+       "NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, "
+       "DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
       {"a multiPoint entry without weight replaces the default weight too (upstream)",
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+       "NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, "
+       "DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
       {"re-weighting through score.enabled keeps multiPoint and adds the score entry",
@@ -278,7 +282,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling and re-enabling moves a default to the end",
        "multiPoint:\n  enabled:\n  - name: NodePorts\n  disabled:\n  - name: NodePorts\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-       "NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+       "NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, "
+       "DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, "
        "NodePorts@profiles[0].plugins.multiPoint.enabled[0]",
        "NodePorts@profiles[0].plugins.multiPoint.disabled[0]", ""},
@@ -336,11 +341,11 @@ profiles:
   EXPECT_EQ(fitArgs(spread).scoringStrategy.type, ScoringStrategy::Type::LeastAllocated);
   EXPECT_EQ(pack.schedulerName, "pack");
   EXPECT_EQ(pack.field, "profiles[1]");
-  EXPECT_EQ(
-      render(pack.plugins.multiPoint.enabled),
-      "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-      "NodePorts, NodeResourcesFit:1, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
-      "ImageLocality:1, DefaultBinder");
+  EXPECT_EQ(render(pack.plugins.multiPoint.enabled),
+            "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
+            "NodePorts, NodeResourcesFit:1, VolumeBinding, PodTopologySpread:2, "
+            "InterPodAffinity:2, DefaultPreemption, "
+            "ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(pack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(pack).scoringStrategy.resources), "cpu:1, memory:1");
 }

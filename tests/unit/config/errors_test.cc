@@ -131,8 +131,8 @@ TEST(ConfigErrors, DuplicateJsonKeysAreErrors) {
 TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
   expectErrors({
       {"upstream plugin enabled",
-       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
-       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeBinding\" is "
+       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: DynamicResources\n",
+       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"DynamicResources\" is "
        "not supported by berth"},
       {"unknown plugin enabled",
        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Magic\n",
@@ -182,8 +182,8 @@ TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
 TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
   expectErrors({
       {"args for an upstream plugin",
-       "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {}\n",
-       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not "
+       "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args: {}\n",
+       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"DynamicResources\" is not "
        "supported by berth"},
       {"args for an unknown plugin", "profiles:\n- pluginConfig:\n  - name: Foo\n",
        "config.yaml: profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},

@@ -335,7 +335,8 @@ TEST(FrameworkCreate, DefaultConfigurationBuilds) {
   using V = std::vector<std::string>;
   EXPECT_EQ(pointOf(**fw, "Filter"),
             (V{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-               "NodeResourcesFit", "PodTopologySpread", "InterPodAffinity"}));
+               "NodeResourcesFit", "VolumeBinding", "PodTopologySpread", "InterPodAffinity"}));
+  EXPECT_EQ(pointOf(**fw, "PreBind"), V{"VolumeBinding"});
   EXPECT_EQ((*fw)->scoreWeight("TaintToleration"), 3);
   EXPECT_EQ((*fw)->scoreWeight("NodeAffinity"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesFit"), 1);
