@@ -16,6 +16,10 @@ std::optional<uint64_t> parseResourceVersion(std::string_view rv) {
   return out;
 }
 
+std::tuple<std::string, std::string> keyOf(std::string_view ns, std::string_view name) {
+  return {std::string(ns), std::string(name)};
+}
+
 // The assumed object when the informer's `current` has not overtaken it.
 template <typename T>
 std::shared_ptr<const T> overlay(const std::shared_ptr<const T>& current,
@@ -41,7 +45,7 @@ api::PersistentVolumePtr AssumeCache::pv(std::string_view name) const {
   if (objects_ == nullptr) return nullptr;
   api::PersistentVolumePtr current = objects_->getPersistentVolume(name);
   std::lock_guard lock(mu_);
-  auto it = pvs_.find(std::tuple(std::string_view(), name));
+  auto it = pvs_.find(keyOf("", name));
   return overlay(current, it == pvs_.end() ? nullptr : it->second);
 }
 
@@ -49,7 +53,7 @@ api::PersistentVolumeClaimPtr AssumeCache::pvc(std::string_view ns, std::string_
   if (objects_ == nullptr) return nullptr;
   api::PersistentVolumeClaimPtr current = objects_->getPersistentVolumeClaim(ns, name);
   std::lock_guard lock(mu_);
-  auto it = pvcs_.find(std::tuple(ns, name));
+  auto it = pvcs_.find(keyOf(ns, name));
   return overlay(current, it == pvcs_.end() ? nullptr : it->second);
 }
 
@@ -59,7 +63,7 @@ std::vector<api::PersistentVolumePtr> AssumeCache::listPVs(std::string_view clas
   std::vector<api::PersistentVolumePtr> all = objects_->listPersistentVolumes();
   std::lock_guard lock(mu_);
   for (auto& current : all) {
-    auto it = pvs_.find(std::tuple(std::string_view(), std::string_view(current->metadata.name)));
+    auto it = pvs_.find(keyOf("", current->metadata.name));
     api::PersistentVolumePtr pv = overlay(current, it == pvs_.end() ? nullptr : it->second);
     if (persistentVolumeClass(*pv) == className) out.push_back(std::move(pv));
   }
@@ -69,23 +73,23 @@ std::vector<api::PersistentVolumePtr> AssumeCache::listPVs(std::string_view clas
 void AssumeCache::assume(api::PersistentVolumePtr obj) {
   std::lock_guard lock(mu_);
   pruneLocked();
-  pvs_[std::tuple(std::string(), obj->metadata.name)] = std::move(obj);
+  pvs_[keyOf("", obj->metadata.name)] = std::move(obj);
 }
 
 void AssumeCache::assume(api::PersistentVolumeClaimPtr obj) {
   std::lock_guard lock(mu_);
   pruneLocked();
-  pvcs_[std::tuple(obj->metadata.namespace_, obj->metadata.name)] = std::move(obj);
+  pvcs_[keyOf(obj->metadata.namespace_, obj->metadata.name)] = std::move(obj);
 }
 
 void AssumeCache::restorePV(std::string_view name) {
   std::lock_guard lock(mu_);
-  if (auto it = pvs_.find(std::tuple(std::string_view(), name)); it != pvs_.end()) pvs_.erase(it);
+  if (auto it = pvs_.find(keyOf("", name)); it != pvs_.end()) pvs_.erase(it);
 }
 
 void AssumeCache::restorePVC(std::string_view ns, std::string_view name) {
   std::lock_guard lock(mu_);
-  if (auto it = pvcs_.find(std::tuple(ns, name)); it != pvcs_.end()) pvcs_.erase(it);
+  if (auto it = pvcs_.find(keyOf(ns, name)); it != pvcs_.end()) pvcs_.erase(it);
 }
 
 void AssumeCache::pruneLocked() {

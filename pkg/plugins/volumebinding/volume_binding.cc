@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "pkg/framework/snapshot.h"
-#include "pkg/log/log.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/volumebinding/assume_cache.h"
 #include "pkg/plugins/volumebinding/volume_helpers.h"
@@ -257,13 +256,12 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     return Status::success();
   }
 
-  Status filter(const framework::CycleState& state, const framework::PodInfo& pod,
+  Status filter(const framework::CycleState& state, const framework::PodInfo&,
                 const framework::NodeInfo& node) const override {
     const auto* s = state.readAs<ClaimsState>(kClaimsStateKey);
     if (s == nullptr) return Status::error("reading \"PreFilterVolumeBinding\" from cycleState");
     if (node.node() == nullptr) return Status::error("node not found");
-    FindResult found =
-        findPodVolumes(*pod.pod, *s, node.name(), node.labels(), /*keepVolumes=*/false);
+    FindResult found = findPodVolumes(*s, node.name(), node.labels(), /*keepVolumes=*/false);
     if (!found.error.empty()) return Status::error(std::move(found.error));
     if (found.fits()) return Status::success();
     Status status(Code::UnschedulableAndUnresolvable, std::vector<std::string>{});
@@ -274,7 +272,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     return status;
   }
 
-  Status reserve(framework::CycleState& state, const framework::PodInfo& pod,
+  Status reserve(framework::CycleState& state, const framework::PodInfo&,
                  const std::string& nodeName) const override {
     const auto* s = state.readAs<ClaimsState>(kClaimsStateKey);
     // No claims, or all bound: nothing to assume or write (PreBind's preflight then Skips).
@@ -286,7 +284,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     if (node == nullptr || node->node() == nullptr) {
       return Status::error("node " + util::quoteGo(nodeName) + " not found");
     }
-    FindResult found = findPodVolumes(*pod.pod, *s, nodeName, node->labels(), /*keepVolumes=*/true);
+    FindResult found = findPodVolumes(*s, nodeName, node->labels(), /*keepVolumes=*/true);
     if (!found.error.empty()) return Status::error(std::move(found.error));
     if (!found.fits()) {
       return Status::error("volumes of pod no longer fit node " + util::quoteGo(nodeName));
@@ -325,7 +323,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     return r == nullptr ? Status::skip() : Status::success();
   }
 
-  Status preBind(framework::CycleState& state, const framework::PodInfo& pod,
+  Status preBind(framework::CycleState& state, const framework::PodInfo&,
                  const std::string& nodeName) const override {
     const auto* r = state.readAs<ReservedState>(kReservedStateKey);
     if (r == nullptr) return Status::success();
@@ -334,13 +332,9 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     }
     // Where nothing is written (the simulator), the assumptions are the outcome.
     if (volumes_ == nullptr) return Status::success();
-    log::info(5, "Trying to bind volumes for pod",
-              {{"pod", log::ref(pod->metadata.namespace_, pod->metadata.name)}});
     // Upstream's order: the PVs' claimRefs, then the claims to provision. No rollback: the PV
     // controller finishes or undoes what landed.
     for (const StaticBinding& b : r->volumes.staticBindings) {
-      log::info(2, "Claim bound to volume",
-                {{"PVC", claimKey(*b.pvc)}, {"PV", b.pv->metadata.name}});
       Status s = volumes_->updatePersistentVolume(*b.pv);
       if (!s.isSuccess()) return Status::error(s.message());
     }
@@ -408,7 +402,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
   }
 
   // Upstream's FindPodVolumes on one node. With `keepVolumes`, the bindings and provisions found.
-  FindResult findPodVolumes(const api::Pod& pod, const ClaimsState& s, std::string_view nodeName,
+  FindResult findPodVolumes(const ClaimsState& s, std::string_view nodeName,
                             const labels::LabelSet& nodeLabels, bool keepVolumes) const {
     FindResult r;
     for (const BoundClaim& b : s.bound) {
@@ -417,9 +411,6 @@ class VolumeBinding final : public framework::PreFilterPlugin,
         break;
       }
       if (!nodeAffinityMatches(*b.pv, nodeLabels)) {
-        log::info(4, "PersistentVolume and node mismatch for pod",
-                  {{"PV", b.pv->metadata.name},
-                   {"pod", log::ref(pod.metadata.namespace_, pod.metadata.name)}});
         r.nodeConflict = true;
         break;
       }

@@ -288,9 +288,9 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "NodePorts@profiles[0].plugins.multiPoint.enabled[0]",
        "NodePorts@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling an upstream plugin berth lacks is accepted",
-       "multiPoint:\n  disabled:\n  - name: DynamicResources\n  - name: VolumeBinding\n", kDefaults,
+       "multiPoint:\n  disabled:\n  - name: DynamicResources\n  - name: GCEPDLimits\n", kDefaults,
        "DynamicResources@profiles[0].plugins.multiPoint.disabled[0], "
-       "VolumeBinding@profiles[0].plugins.multiPoint.disabled[1]",
+       "GCEPDLimits@profiles[0].plugins.multiPoint.disabled[1]",
        ""},
       {"specific points are kept as written",
        "queueSort:\n  enabled:\n  - name: PrioritySort\n  disabled:\n  - name: '*'\n"
@@ -469,11 +469,11 @@ TEST(Config, ExampleConfigParses) {
   EXPECT_EQ(resources(fitArgs(berth).scoringStrategy.resources), "cpu:1, memory:1");
   const Profile& binpack = cfg->profiles[1];
   EXPECT_EQ(binpack.schedulerName, "berth-binpack");
-  EXPECT_EQ(
-      render(binpack.plugins.multiPoint.enabled),
-      "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-      "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
-      "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, ImageLocality:1, DefaultBinder");
+  EXPECT_EQ(render(binpack.plugins.multiPoint.enabled),
+            "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
+            "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
+            "VolumeBinding, PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
+            "ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(binpack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(binpack).scoringStrategy.resources), "cpu:2, memory:1");
   EXPECT_EQ(cfg->leaderElection.resourceName, "berth");

@@ -201,12 +201,12 @@ TEST(Registry, RejectsDuplicateNames) {
 }
 
 TEST(Registry, InTreeRegistryListsEveryPlugin) {
-  EXPECT_EQ(
-      plugins::makeInTreeRegistry().names(),
-      (std::vector<std::string>{
-          "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", "NodeAffinity",
-          "NodeName", "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
-          "NodeUnschedulable", "PodTopologySpread", "PrioritySort", "TaintToleration"}));
+  EXPECT_EQ(plugins::makeInTreeRegistry().names(),
+            (std::vector<std::string>{"DefaultBinder", "DefaultPreemption", "ImageLocality",
+                                      "InterPodAffinity", "NodeAffinity", "NodeName", "NodePorts",
+                                      "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+                                      "NodeUnschedulable", "PodTopologySpread", "PrioritySort",
+                                      "TaintToleration", "VolumeBinding"}));
 }
 
 // --- Validation ----------------------------------------------------------------------------------

@@ -763,7 +763,8 @@ TEST_F(VolumeBindingSchedulerTest, PreBindTimeoutUnreservesAndRequeuesWithBackof
     }
   }
   ASSERT_TRUE(eventually([&] { return !api_.statusPatches().empty(); }));
-  const nlohmann::json& condition = api_.statusPatches()[0].second["status"]["conditions"][0];
+  const auto patches = api_.statusPatches();
+  const nlohmann::json& condition = patches[0].second["status"]["conditions"][0];
   EXPECT_EQ(condition["reason"], "SchedulerError");
   EXPECT_EQ(condition["message"], message);
   EXPECT_TRUE(api_.binds().empty());
