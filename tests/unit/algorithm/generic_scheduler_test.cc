@@ -541,10 +541,10 @@ TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesA
                           config::PluginRef{std::string(CrowdAware::kName), 2, "test"});
         auto fw = framework::runtime::Framework::create(registry, profile, {});
         if (!fw.ok()) throw std::invalid_argument(fw.error().message);
-        // The inter-pod plugins and ImageLocality read other nodes: not node-local either.
+        // VolumeBinding (claims), the inter-pod plugins and ImageLocality read more than the node.
         EXPECT_EQ((*fw)->notNodeLocalPlugins(),
-                  (std::vector<std::string>{"CrowdAware", "PodTopologySpread", "InterPodAffinity",
-                                            "ImageLocality"}));
+                  (std::vector<std::string>{"CrowdAware", "VolumeBinding", "PodTopologySpread",
+                                            "InterPodAffinity", "ImageLocality"}));
         return std::move(*fw);
       },
       outcome);
@@ -586,11 +586,11 @@ TEST_F(GenericSchedulerTest, APluginThatIsNotNodeLocalIsNamedOnceAtVerbosityTwo)
 
   const std::string line =
       R"("Plugin is not node-local: the equivalence cache runs it on every node each cycle")";
-  // Once per such plugin (the default profile's inter-pod plugins and ImageLocality are too), not
-  // per cycle.
+  // Once per such plugin (the default profile's VolumeBinding, inter-pod plugins and ImageLocality
+  // are too), not per cycle.
   ASSERT_EQ((*fw)->notNodeLocalPlugins(),
-            (std::vector<std::string>{"PodTopologySpread", "InterPodAffinity", "CrowdAware",
-                                      "ImageLocality"}));
+            (std::vector<std::string>{"VolumeBinding", "PodTopologySpread", "InterPodAffinity",
+                                      "CrowdAware", "ImageLocality"}));
   for (const std::string& plugin : (*fw)->notNodeLocalPlugins()) {
     const std::string named = line + " profile=\"berth\" plugin=\"" + plugin + "\"";
     ASSERT_NE(logged.find(named), std::string::npos) << logged;
