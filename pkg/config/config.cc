@@ -640,7 +640,8 @@ const std::vector<PluginRef>& defaultMultiPointPlugins() {
       {"NodeResourcesFit", 1, "default"},
       {"VolumeRestrictions", 0, "default"},
       {"NodeVolumeLimits", 0, "default"},
-      // VolumeBinding (weight 1) goes here, between NodeVolumeLimits and VolumeZone.
+      // VolumeBinding scores only with upstream's StorageCapacityScoring gate: no weight here.
+      {"VolumeBinding", 0, "default"},
       {"VolumeZone", 0, "default"},
       {"PodTopologySpread", 2, "default"},
       {"InterPodAffinity", 2, "default"},

@@ -69,7 +69,7 @@ inline constexpr ExtensionPoint kExtensionPoints[] = {
     {Point::NormalizeScore, true, "NormalizeScore", "", nullptr},
     {Point::Reserve, true, "Reserve", "reserve", &Plugins::reserve},
     {Point::Permit, false, "Permit", "permit", &Plugins::permit},
-    {Point::PreBind, false, "PreBind", "preBind", &Plugins::preBind},
+    {Point::PreBind, true, "PreBind", "preBind", &Plugins::preBind},
     {Point::Bind, true, "Bind", "bind", &Plugins::bind},
     {Point::PostBind, false, "PostBind", "postBind", &Plugins::postBind},
     {Point::MultiPoint, false, "MultiPoint", "multiPoint", &Plugins::multiPoint},

@@ -34,6 +34,7 @@ CycleState CycleState::clone() const {
   c.skip_score_ = skip_score_;
   c.snapshot_ = snapshot_;
   c.record_plugin_metrics_ = record_plugin_metrics_;
+  c.stop_token_ = stop_token_;
   return c;
 }
 

@@ -4,7 +4,9 @@
 // vector: each plugin obtains a StateKey once, at static-initialisation or construction time.
 
 #include <memory>
+#include <stop_token>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace berth::framework {
@@ -58,6 +60,10 @@ class CycleState {
   // (the scheduler samples 10% of cycles, as upstream).
   bool recordPluginMetrics() const { return record_plugin_metrics_; }
   void setRecordPluginMetrics(bool record) { record_plugin_metrics_ = record; }
+  // Requested when the binding cycle's waits must end: the scheduler shuts down or the pod was
+  // deleted (PreBind's waits for volumes return at once). Never requested by default.
+  const std::stop_token& stopToken() const { return stop_token_; }
+  void setStopToken(std::stop_token token) { stop_token_ = std::move(token); }
 
  private:
   std::vector<std::unique_ptr<StateData>> data_;
@@ -65,6 +71,7 @@ class CycleState {
   std::vector<std::string_view> skip_score_;
   const Snapshot* snapshot_ = nullptr;  // not owned
   bool record_plugin_metrics_ = false;
+  std::stop_token stop_token_;
 };
 
 }  // namespace berth::framework

@@ -7,6 +7,7 @@
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/framework/nominator.h"
 #include "pkg/framework/status.h"
+#include "pkg/util/clock.h"
 #include "pkg/util/random.h"
 
 namespace berth::framework {
@@ -64,6 +65,9 @@ struct Handle {
   // Not owned; null where volumes are never bound (the simulator): VolumeBinding then assumes its
   // claims without writing them.
   VolumeWriter* volumes = nullptr;
+  // Not owned; what waits in PreBind (VolumeBinding's polls) measure and sleep on. Null: the real
+  // clock.
+  util::Clock* clock = nullptr;
 };
 
 }  // namespace berth::framework

@@ -133,6 +133,16 @@ class ReservePlugin : public virtual Plugin {
 // bound). A status other than success unreserves the pod and sends it back to the queue.
 class PreBindPlugin : public virtual Plugin {
  public:
+  // Runs on the scheduling thread after Reserve (upstream's PreBindPreFlight): Skip when preBind
+  // has nothing to do for this pod. The scheduler runs the binding cycles of pods some PreBind
+  // works for (and may wait in) apart from the others, so that their waits hold up no other
+  // binding. Default: success, preBind has work.
+  virtual Status preBindPreFlight(const CycleState& /*state*/, const PodInfo& /*pod*/,
+                                  const std::string& /*node*/) const {
+    return Status::success();
+  }
+  // May block (VolumeBinding waits for its claims to be bound); a wait ends early, with an error,
+  // once state.stopToken() is requested.
   virtual Status preBind(CycleState& state, const PodInfo& pod, const std::string& node) const = 0;
 };
 

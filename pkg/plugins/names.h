@@ -19,6 +19,7 @@ inline constexpr std::string_view kPodTopologySpread = "PodTopologySpread";
 inline constexpr std::string_view kNodeResourcesBalancedAllocation =
     "NodeResourcesBalancedAllocation";
 inline constexpr std::string_view kInterPodAffinity = "InterPodAffinity";
+inline constexpr std::string_view kVolumeBinding = "VolumeBinding";
 inline constexpr std::string_view kDefaultPreemption = "DefaultPreemption";
 inline constexpr std::string_view kImageLocality = "ImageLocality";
 inline constexpr std::string_view kDefaultBinder = "DefaultBinder";

@@ -15,6 +15,7 @@
 #include "pkg/plugins/podtopologyspread/pod_topology_spread.h"
 #include "pkg/plugins/queuesort/priority_sort.h"
 #include "pkg/plugins/tainttoleration/taint_toleration.h"
+#include "pkg/plugins/volumebinding/volume_binding.h"
 #include "pkg/plugins/volumerestrictions/volume_restrictions.h"
 #include "pkg/plugins/volumezone/volume_zone.h"
 
@@ -35,6 +36,8 @@ framework::runtime::Registry makeInTreeRegistry() {
   add(names::kNodeResourcesFit, noderesources::newFit, noderesources::decodeNodeResourcesFitArgs);
   add(names::kVolumeRestrictions, volumerestrictions::newVolumeRestrictions);
   add(names::kNodeVolumeLimits, nodevolumelimits::newNodeVolumeLimits);
+  add(names::kVolumeBinding, volumebinding::newVolumeBinding,
+      volumebinding::decodeVolumeBindingArgs);
   add(names::kVolumeZone, volumezone::newVolumeZone);
   add(names::kPodTopologySpread, podtopologyspread::newPodTopologySpread,
       podtopologyspread::decodePodTopologySpreadArgs);

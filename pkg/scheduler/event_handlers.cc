@@ -55,6 +55,8 @@ void Scheduler::addEventHandlers() {
   podHandlers.onDelete = [this, logIfFailed](const PodPtr& pod) {
     if (!api::isAssigned(*pod)) {
       queue_->remove(*pod);
+      // A binding cycle waiting for the pod's volumes has nothing left to wait for.
+      cancelVolumeWait(*pod);
       return;
     }
     // A pod leaving the informer because it finished: let the cache see how (kubelet rejections).

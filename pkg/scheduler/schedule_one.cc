@@ -32,6 +32,8 @@ struct Scheduler::Attempt {
   util::Duration decided{};  // pop to the placement decision, as the attempt is reported
   int evaluatedNodes = 0;
   size_t feasibleNodes = 0;
+  bool preBind = false;     // some PreBind plugin has work: the volume binder pool runs it
+  std::stop_source cancel;  // ends PreBind's waits (shutdown, the pod deleted)
 };
 
 void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
@@ -61,7 +63,14 @@ void Scheduler::scheduleOne(const queue::QueuedPod& queued) {
   }
   // Bind asynchronously: the assumption in the scheduling cycle lets the next pod be scheduled
   // meanwhile.
-  binders_.submit([this, a = std::move(*attempt)] { bindingCycle(a); });
+  std::shared_ptr<Attempt> a = std::move(*attempt);
+  a->preBind = profile->framework->hasPreBindWork(a->state, *a->assumed, a->node);
+  if (a->preBind) {
+    trackVolumeWait(*a);
+    volume_binders_.submit([this, a] { bindingCycle(a); });
+    return;
+  }
+  binders_.submit([this, a] { bindingCycle(a); });
 }
 
 util::Result<std::shared_ptr<Scheduler::Attempt>, Scheduler::Failure> Scheduler::schedulingCycle(
@@ -160,6 +169,30 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
   } done{bindings_in_flight_};
   const framework::runtime::Framework& fw = *attempt->profile->framework;
   const api::Pod& pod = *attempt->assumed->pod;
+  if (attempt->preBind) {
+    // Deleted before its wait was tracked: the delete handler found nothing to cancel.
+    if (!feeds_.pods->get(podRef(pod))) attempt->cancel.request_stop();
+    const util::MonotonicTime preBindStart = clock_.monotonicNow();
+    framework::Status pre = fw.runPreBindPlugins(attempt->state, *attempt->assumed, attempt->node);
+    extensionPoint(config::pointName(config::Point::PreBind), pre.code(), fw.profileName(),
+                   preBindStart);
+    untrackVolumeWait(*attempt);
+    if (!pre.isSuccess()) {
+      undoAssume(*attempt);
+      // As upstream: the room the pod held is free again for the pods waiting for it.
+      queue_->movePodsOnEvent(framework::events::kAssignedPodDelete, {.oldPod = &pod});
+      log::error(pre.message(), "Failed running PreBind plugin",
+                 {{"pod", podRef(pod)}, {"node", attempt->node}});
+      if (options_.metrics) {
+        options_.metrics->scheduleAttempt(fw.profileName(), "error",
+                                          clock_.monotonicNow() - attempt->started);
+      }
+      const Code code = pre.isRejected() ? pre.code() : Code::Error;
+      handleFailure(attempt->queued, *attempt->profile, code,
+                    pre.isRejected() ? "Unschedulable" : "SchedulerError", pre.message());
+      return;
+    }
+  }
   const util::MonotonicTime bindStart = clock_.monotonicNow();
   framework::Status status = fw.runBindPlugins(attempt->state, *attempt->assumed, attempt->node);
   extensionPoint(config::pointName(config::Point::Bind), status.code(), fw.profileName(),
@@ -199,6 +232,31 @@ void Scheduler::bindingCycle(const std::shared_ptr<Attempt>& attempt) {
   }
   handleFailure(attempt->queued, *attempt->profile, Code::Error, "SchedulerError",
                 "binding rejected: " + status.message());
+}
+
+void Scheduler::trackVolumeWait(Attempt& attempt) {
+  attempt.state.setStopToken(attempt.cancel.get_token());
+  std::lock_guard lock(volume_waits_mu_);
+  if (volume_waits_cancelled_) attempt.cancel.request_stop();
+  volume_waits_[podRef(*attempt.assumed->pod)] = attempt.cancel;
+}
+
+void Scheduler::untrackVolumeWait(const Attempt& attempt) {
+  std::lock_guard lock(volume_waits_mu_);
+  volume_waits_.erase(podRef(*attempt.assumed->pod));
+}
+
+void Scheduler::cancelVolumeWait(const api::Pod& pod) {
+  std::lock_guard lock(volume_waits_mu_);
+  if (auto it = volume_waits_.find(podRef(pod)); it != volume_waits_.end()) {
+    it->second.request_stop();
+  }
+}
+
+void Scheduler::cancelVolumeWaits() {
+  std::lock_guard lock(volume_waits_mu_);
+  volume_waits_cancelled_ = true;
+  for (auto& [pod, source] : volume_waits_) source.request_stop();
 }
 
 void Scheduler::undoAssume(Attempt& attempt) {

@@ -29,6 +29,7 @@ util::Result<std::unique_ptr<Scheduler>> Scheduler::create(ClusterApi& api, Feed
   framework::Handle handle{&api};
   handle.nominator = &s->nominator_;
   handle.volumes = s->options_.volumes;
+  handle.clock = &s->clock_;
   if (s->feeds_.objects) {
     handle.objects = &s->feeds_.objects->objects();
   }
@@ -85,14 +86,16 @@ Scheduler::Scheduler(ClusterApi& api, Feeds feeds, SchedulerOptions options)
       sampler_(static_cast<std::minstd_rand::result_type>(options_.seed ? options_.seed
                                                                         : std::random_device{}())),
       preemptors_(options_.preemptionConcurrency),
-      binders_(options_.bindConcurrency) {}
+      binders_(options_.bindConcurrency),
+      volume_binders_(options_.bindConcurrency) {}
 
 Scheduler::~Scheduler() {
   if (options_.metrics) options_.metrics->setSchedulerState(nullptr);
   stopInformers();
   if (queue_) queue_->close();
   preemption_stop_.request_stop();
-  // binders_, the last member, finishes the queued tasks first.
+  cancelVolumeWaits();
+  // volume_binders_, the last member, finishes the queued tasks first, then binders_.
 }
 
 void Scheduler::startInformers() {
@@ -139,6 +142,9 @@ void Scheduler::run(std::stop_token stop) {
   // still deleted.
   preemption_stop_.request_stop();
   preemptors_.drain();
+  // Volume bindings stop waiting; a failed one still writes through the binder pool.
+  cancelVolumeWaits();
+  volume_binders_.drain();
   binders_.drain();
 }
 

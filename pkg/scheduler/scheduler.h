@@ -4,7 +4,15 @@
 //   feeds ──pods/nodes──> event handlers ──bound pods, nodes──> Cache ──snapshot──┐
 //                              └──pending pods of berth's profiles──> SchedulingQueue
 //   run(): pop ─> schedulingCycle: snapshot ─> filter/score (GenericScheduler) ─> assume ─> Reserve
-//          └─> bindingCycle on the binder pool: Bind ─> confirm, or undoAssume and requeue
+//          └─> bindingCycle on the binder pool: [PreBind] ─> Bind ─> confirm, or undoAssume and
+//              requeue
+//
+// A pod some PreBind plugin has work for (VolumeBinding writes its claims and waits up to
+// bindTimeoutSeconds for the PV controller) binds on a pool of its own, the volume binder pool
+// (bindConcurrency threads): its waits never hold up the bindings of other pods; pods whose
+// volumes wait queue behind each other there, in order. Shutdown, or the pod's deletion, ends its
+// wait at once (the CycleState's stop token); the pod is then unreserved, forgotten and, unless it
+// is gone, requeued.
 //   a pod that fits nowhere: PostFilter (preemption), FailedScheduling event, PodScheduled=False,
 //   unschedulable queue
 //
@@ -86,8 +94,8 @@ struct SchedulerOptions {
   // How long a pod waits in unschedulablePods before it is retried without an event
   // (--pod-max-in-unschedulable-pods-duration).
   util::Duration podMaxInUnschedulablePodsDuration = std::chrono::minutes(5);
-  // VolumeBinding's PreBind writes (Handle::volumes); null: claims are assumed without writes.
-  // Must outlive the scheduler.
+  // Not owned; PreBind's PV and PVC updates (VolumeBinding). Null: claims are assumed, never
+  // written. Must outlive the scheduler.
   framework::VolumeWriter* volumes = nullptr;
 };
 
@@ -159,6 +167,13 @@ class Scheduler {
   util::Result<std::shared_ptr<Attempt>, Failure> schedulingCycle(const queue::QueuedPod& queued,
                                                                   Profile& profile);
   void bindingCycle(const std::shared_ptr<Attempt>& attempt);
+  // Registers the attempt's PreBind wait so that shutdown or the pod's deletion cancels it.
+  void trackVolumeWait(Attempt& attempt);
+  void untrackVolumeWait(const Attempt& attempt);
+  // Cancels the wait of the pod's binding cycle, if one waits.
+  void cancelVolumeWait(const api::Pod& pod);
+  // Cancels every wait, and the waits of bindings that start from now on.
+  void cancelVolumeWaits();
   void confirmBound(const Attempt& attempt);
   // The one undo of an assumed pod: Unreserve, then forget it so its node's resources are free.
   void undoAssume(Attempt& attempt);
@@ -214,8 +229,16 @@ class Scheduler {
   std::stop_source preemption_stop_;  // cancels the retry waits at shutdown
   // Destroyed second: preemptions still queued finish while what they use is alive.
   util::WorkerPool preemptors_;
-  // Last member: destroyed first, so queued bindings finish while everything they use is alive.
+  std::mutex volume_waits_mu_;
+  bool volume_waits_cancelled_ = false;  // guarded by volume_waits_mu_
+  // Pods (namespace/name) whose PreBind may wait, to the source that cancels it.
+  std::map<std::string, std::stop_source> volume_waits_;  // guarded by volume_waits_mu_
+  // Destroyed after the volume binder pool: a failed volume binding still writes its status
+  // through it.
   util::WorkerPool binders_;
+  // Last member: destroyed first (after its waits were cancelled), so queued bindings finish
+  // while everything they use is alive.
+  util::WorkerPool volume_binders_;
 };
 
 }  // namespace berth::scheduler

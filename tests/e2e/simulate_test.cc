@@ -206,12 +206,13 @@ items:
     containers: [{name: c, resources: {requests: {cpu: 100m}}}]
     volumes:
     - {name: config, configMap: {name: db}}
-    - {name: data, persistentVolumeClaim: {claimName: data-db-0}}
+    resourceClaims:
+    - {name: gpu, resourceClaimName: gpu-db-0}
 )");
   for (const char* extra : {"", " --explain"}) {
     Output r = runBerth("simulate --cluster " + path + extra);
     EXPECT_NE(r.out.find("0/1 nodes are available: berth does not implement "
-                         "spec.volumes[1].persistentVolumeClaim (VolumeBinding)."),
+                         "spec.resourceClaims (DynamicResources)."),
               std::string::npos)
         << extra << "\n"
         << r.out;

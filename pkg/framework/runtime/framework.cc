@@ -150,6 +150,8 @@ auto Framework::visitList(Self& self, Point point, Fn&& fn) -> decltype(fn(self.
       return fn(self.score_);
     case Point::Reserve:
       return fn(self.reserve_);
+    case Point::PreBind:
+      return fn(self.pre_bind_);
     case Point::Bind:
       return fn(self.bind_);
     default:
@@ -561,6 +563,24 @@ Status Framework::runReservePluginsReserve(CycleState& state, const PodInfo& pod
 void Framework::runReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
                                            const std::string& node) const {
   for (auto it = reserve_.rbegin(); it != reserve_.rend(); ++it) (*it)->unreserve(state, pod, node);
+}
+
+bool Framework::hasPreBindWork(const CycleState& state, const PodInfo& pod,
+                               const std::string& node) const {
+  return std::any_of(pre_bind_.begin(), pre_bind_.end(), [&](const PreBindPlugin* p) {
+    return !p->preBindPreFlight(state, pod, node).isSkip();
+  });
+}
+
+Status Framework::runPreBindPlugins(CycleState& state, const PodInfo& pod,
+                                    const std::string& node) const {
+  for (const auto* p : pre_bind_) {
+    Status s = timed(state, *p, Point::PreBind, [&] { return p->preBind(state, pod, node); });
+    if (s.isSuccess()) continue;
+    if (s.isRejected()) return std::move(s).withPlugin(p->name());
+    return pluginError("running PreBind plugin %q", *p, s);
+  }
+  return Status::success();
 }
 
 Status Framework::runBindPlugins(CycleState& state, const PodInfo& pod,

@@ -170,6 +170,11 @@ class Framework final : public PluginRunner {
                                   const std::string& node) const;
   void runReservePluginsUnreserve(CycleState& state, const PodInfo& pod,
                                   const std::string& node) const;
+  // Whether some PreBind plugin has work for the pod (its preBindPreFlight did not Skip).
+  bool hasPreBindWork(const CycleState& state, const PodInfo& pod, const std::string& node) const;
+  // PreBind plugins in order; the first failure stops (a rejection as it is, anything else as an
+  // error "running PreBind plugin %q: ..."). May block as long as the plugins wait.
+  Status runPreBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
   Status runBindPlugins(CycleState& state, const PodInfo& pod, const std::string& node) const;
 
   bool hasScorePlugins() const { return !score_.empty(); }
@@ -228,6 +233,7 @@ class Framework final : public PluginRunner {
   std::vector<const ScorePlugin*> score_;
   std::vector<int64_t> score_weights_;  // parallel to score_
   std::vector<const ReservePlugin*> reserve_;
+  std::vector<const PreBindPlugin*> pre_bind_;
   std::vector<const BindPlugin*> bind_;
   std::unique_ptr<PluginDurations> durations_;
   PluginEvents plugin_events_;

@@ -541,12 +541,12 @@ TEST_F(GenericSchedulerTest, ReusingResultsWithAPluginThatIsNotNodeLocalDecidesA
                           config::PluginRef{std::string(CrowdAware::kName), 2, "test"});
         auto fw = framework::runtime::Framework::create(registry, profile, {});
         if (!fw.ok()) throw std::invalid_argument(fw.error().message);
-        // The volume plugins (cluster objects), the inter-pod plugins and ImageLocality read
-        // more than the node: not node-local either.
+        // The volume plugins (claims and cluster objects), the inter-pod plugins and ImageLocality
+        // read more than the node: not node-local either.
         EXPECT_EQ((*fw)->notNodeLocalPlugins(),
                   (std::vector<std::string>{"CrowdAware", "VolumeRestrictions", "NodeVolumeLimits",
-                                            "VolumeZone", "PodTopologySpread", "InterPodAffinity",
-                                            "ImageLocality"}));
+                                            "VolumeBinding", "VolumeZone", "PodTopologySpread",
+                                            "InterPodAffinity", "ImageLocality"}));
         return std::move(*fw);
       },
       outcome);
@@ -591,9 +591,9 @@ TEST_F(GenericSchedulerTest, APluginThatIsNotNodeLocalIsNamedOnceAtVerbosityTwo)
   // Once per such plugin (the default profile's volume and inter-pod plugins and ImageLocality
   // are too), not per cycle.
   ASSERT_EQ((*fw)->notNodeLocalPlugins(),
-            (std::vector<std::string>{"VolumeRestrictions", "NodeVolumeLimits", "VolumeZone",
-                                      "PodTopologySpread", "InterPodAffinity", "CrowdAware",
-                                      "ImageLocality"}));
+            (std::vector<std::string>{"VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+                                      "VolumeZone", "PodTopologySpread", "InterPodAffinity",
+                                      "CrowdAware", "ImageLocality"}));
   for (const std::string& plugin : (*fw)->notNodeLocalPlugins()) {
     const std::string named = line + " profile=\"berth\" plugin=\"" + plugin + "\"";
     ASSERT_NE(logged.find(named), std::string::npos) << logged;

@@ -75,7 +75,8 @@ std::string render(const std::vector<PluginRef>& plugins) {
 
 constexpr std::string_view kDefaults =
     "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-    "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+    "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+    "PodTopologySpread:2, "
     "InterPodAffinity:2, DefaultPreemption, "
     "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder";
 
@@ -245,7 +246,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling a default score plugin removes it from multiPoint",
        "multiPoint:\n  disabled:\n  - name: NodeResourcesBalancedAllocation\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+       "PodTopologySpread:2, "
        "InterPodAffinity:2, DefaultPreemption, "
        "ImageLocality:1, "
        "DefaultBinder",
@@ -261,7 +263,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n    weight: 10\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration:10@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+       "PodTopologySpread:2, "
        "InterPodAffinity:2, DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
@@ -269,7 +272,8 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
        "multiPoint:\n  enabled:\n  - name: TaintToleration\n",
        "PrioritySort, NodeUnschedulable, NodeName, "
        "TaintToleration@profiles[0].plugins.multiPoint.enabled[0], NodeAffinity:2, NodePorts, "
-       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+       "PodTopologySpread:2, "
        "InterPodAffinity:2, DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder",
        "", ""},
@@ -282,15 +286,16 @@ TEST(Config, UserPluginsMergeWithDefaultsAsUpstream) {
       {"disabling and re-enabling moves a default to the end",
        "multiPoint:\n  enabled:\n  - name: NodePorts\n  disabled:\n  - name: NodePorts\n",
        "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+       "NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, "
+       "PodTopologySpread:2, "
        "InterPodAffinity:2, DefaultPreemption, "
        "NodeResourcesBalancedAllocation:1, ImageLocality:1, DefaultBinder, "
        "NodePorts@profiles[0].plugins.multiPoint.enabled[0]",
        "NodePorts@profiles[0].plugins.multiPoint.disabled[0]", ""},
       {"disabling an upstream plugin berth lacks is accepted",
-       "multiPoint:\n  disabled:\n  - name: DynamicResources\n  - name: VolumeBinding\n", kDefaults,
+       "multiPoint:\n  disabled:\n  - name: DynamicResources\n  - name: GCEPDLimits\n", kDefaults,
        "DynamicResources@profiles[0].plugins.multiPoint.disabled[0], "
-       "VolumeBinding@profiles[0].plugins.multiPoint.disabled[1]",
+       "GCEPDLimits@profiles[0].plugins.multiPoint.disabled[1]",
        ""},
       {"specific points are kept as written",
        "queueSort:\n  enabled:\n  - name: PrioritySort\n  disabled:\n  - name: '*'\n"
@@ -343,7 +348,8 @@ profiles:
   EXPECT_EQ(pack.field, "profiles[1]");
   EXPECT_EQ(render(pack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
-            "NodePorts, NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeZone, "
+            "NodePorts, NodeResourcesFit:1, VolumeRestrictions, NodeVolumeLimits, VolumeBinding, "
+            "VolumeZone, "
             "PodTopologySpread:2, InterPodAffinity:2, DefaultPreemption, "
             "ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(pack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
@@ -472,7 +478,7 @@ TEST(Config, ExampleConfigParses) {
   EXPECT_EQ(render(binpack.plugins.multiPoint.enabled),
             "PrioritySort, NodeUnschedulable, NodeName, TaintToleration:3, NodeAffinity:2, "
             "NodePorts, NodeResourcesFit:5@profiles[1].plugins.multiPoint.enabled[0], "
-            "VolumeRestrictions, NodeVolumeLimits, VolumeZone, PodTopologySpread:2, "
+            "VolumeRestrictions, NodeVolumeLimits, VolumeBinding, VolumeZone, PodTopologySpread:2, "
             "InterPodAffinity:2, DefaultPreemption, ImageLocality:1, DefaultBinder");
   EXPECT_EQ(fitArgs(binpack).scoringStrategy.type, ScoringStrategy::Type::MostAllocated);
   EXPECT_EQ(resources(fitArgs(binpack).scoringStrategy.resources), "cpu:2, memory:1");

@@ -165,11 +165,9 @@ TEST(ConfigErrors, DuplicateJsonKeysAreErrors) {
 TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
   expectErrors({
       {"upstream plugin enabled",
-       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: VolumeBinding\n",
-       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"VolumeBinding\" is "
-       "not supported by berth: pods with persistentVolumeClaim or ephemeral volumes are refused "
-       "(left Pending with a FailedScheduling event) rather than placed without their volumes "
-       "bound"},
+       "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: DynamicResources\n",
+       "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"DynamicResources\" is "
+       "not supported by berth"},
       {"unknown plugin enabled",
        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Magic\n",
        "config.yaml: profiles[0].plugins.score.enabled[0]: unknown plugin \"Magic\""},
@@ -218,11 +216,9 @@ TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
 TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
   expectErrors({
       {"args for an upstream plugin",
-       "profiles:\n- pluginConfig:\n  - name: VolumeBinding\n    args: {}\n",
-       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"VolumeBinding\" is not "
-       "supported by berth: pods with persistentVolumeClaim or ephemeral volumes are refused "
-       "(left Pending with a FailedScheduling event) rather than placed without their volumes "
-       "bound"},
+       "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args: {}\n",
+       "config.yaml: profiles[0].pluginConfig[0].name: plugin \"DynamicResources\" is not "
+       "supported by berth"},
       {"args for an unknown plugin", "profiles:\n- pluginConfig:\n  - name: Foo\n",
        "config.yaml: profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"args for a plugin without arguments",

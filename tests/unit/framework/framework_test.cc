@@ -201,12 +201,13 @@ TEST(Registry, RejectsDuplicateNames) {
 }
 
 TEST(Registry, InTreeRegistryListsEveryPlugin) {
-  EXPECT_EQ(plugins::makeInTreeRegistry().names(),
-            (std::vector<std::string>{
-                "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity",
-                "NodeAffinity", "NodeName", "NodePorts", "NodeResourcesBalancedAllocation",
-                "NodeResourcesFit", "NodeUnschedulable", "NodeVolumeLimits", "PodTopologySpread",
-                "PrioritySort", "TaintToleration", "VolumeRestrictions", "VolumeZone"}));
+  EXPECT_EQ(
+      plugins::makeInTreeRegistry().names(),
+      (std::vector<std::string>{
+          "DefaultBinder", "DefaultPreemption", "ImageLocality", "InterPodAffinity", "NodeAffinity",
+          "NodeName", "NodePorts", "NodeResourcesBalancedAllocation", "NodeResourcesFit",
+          "NodeUnschedulable", "NodeVolumeLimits", "PodTopologySpread", "PrioritySort",
+          "TaintToleration", "VolumeBinding", "VolumeRestrictions", "VolumeZone"}));
 }
 
 // --- Validation ----------------------------------------------------------------------------------
@@ -335,11 +336,13 @@ TEST(FrameworkCreate, DefaultConfigurationBuilds) {
   using V = std::vector<std::string>;
   EXPECT_EQ(pointOf(**fw, "Filter"),
             (V{"NodeUnschedulable", "NodeName", "TaintToleration", "NodeAffinity", "NodePorts",
-               "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeZone",
-               "PodTopologySpread", "InterPodAffinity"}));
-  EXPECT_EQ(pointOf(**fw, "PreFilter"),
-            (V{"NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions",
-               "NodeVolumeLimits", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
+               "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits", "VolumeBinding",
+               "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
+  EXPECT_EQ(
+      pointOf(**fw, "PreFilter"),
+      (V{"NodeAffinity", "NodePorts", "NodeResourcesFit", "VolumeRestrictions", "NodeVolumeLimits",
+         "VolumeBinding", "VolumeZone", "PodTopologySpread", "InterPodAffinity"}));
+  EXPECT_EQ(pointOf(**fw, "PreBind"), V{"VolumeBinding"});
   EXPECT_EQ((*fw)->scoreWeight("TaintToleration"), 3);
   EXPECT_EQ((*fw)->scoreWeight("NodeAffinity"), 2);
   EXPECT_EQ((*fw)->scoreWeight("NodeResourcesFit"), 1);

@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/framework/cluster_objects.h"
 #include "pkg/plugins/registry.h"
 #include "tests/support/berth_process.h"
 #include "tests/support/builders.h"
@@ -181,13 +182,16 @@ class SchedulerTest : public ::testing::Test {
     options.bindConcurrency = 4;
     options.seed = 1;
     configure(options);
-    auto made = Scheduler::create(api_, Feeds{std::move(pods), std::move(nodes)}, options);
+    Feeds feeds{std::move(pods), std::move(nodes)};
+    feeds.objects = objectsFeed();
+    auto made = Scheduler::create(api_, std::move(feeds), options);
     ASSERT_TRUE(made.ok()) << made.error().message;
     scheduler_ = std::move(*made);
   }
 
   void TearDown() override { stop(); }
   virtual void configure(SchedulerOptions& /*options*/) {}
+  virtual std::unique_ptr<ObjectsFeed> objectsFeed() { return nullptr; }
 
   void start() {
     runner_ = std::jthread([this](std::stop_token stop) { scheduler_->run(stop); });
@@ -619,6 +623,212 @@ TEST_F(PreemptionTest, LowerPriorityPodDoesNotTakeTheRoomWhileTheVictimTerminate
   EXPECT_EQ(bound.size(), 1u);
   EXPECT_EQ(bound.at("default/high"), std::vector<std::string>{"n1"});
   for (const auto& b : api_.binds()) EXPECT_NE(b.first, "default/sneaky");
+}
+
+// The storage objects VolumeBinding reads, and its writes: each UPDATE lands in the store with a
+// newer resourceVersion, and with `provision` the PV controller binds a claim as soon as its
+// selected-node annotation lands.
+class FakeObjectsFeed final : public ObjectsFeed {
+ public:
+  explicit FakeObjectsFeed(framework::ClusterObjectStore& store) : store_(store) {}
+  const framework::ClusterObjects& objects() const override { return store_; }
+  void onNamespaceUpdate(NamespaceUpdate) override {}
+  void start() override {}
+  void stop() override {}
+  bool hasSynced() const override { return true; }
+  bool waitForSync(std::chrono::steady_clock::duration) const override { return true; }
+
+ private:
+  framework::ClusterObjectStore& store_;
+};
+
+class FakeVolumeApi final : public framework::VolumeWriter {
+ public:
+  explicit FakeVolumeApi(framework::ClusterObjectStore& store) : store_(store) {}
+  framework::Status updatePersistentVolume(const api::PersistentVolume& pv) override {
+    record("pv/" + pv.metadata.name);
+    auto landed = std::make_shared<api::PersistentVolume>(pv);
+    landed->metadata.resourceVersion = std::to_string(std::stoll(pv.metadata.resourceVersion) + 1);
+    store_.upsert(api::PersistentVolumePtr(landed));
+    return framework::Status::success();
+  }
+  framework::Status updatePersistentVolumeClaim(const api::PersistentVolumeClaim& pvc) override {
+    record("pvc/" + pvc.metadata.namespace_ + "/" + pvc.metadata.name);
+    auto landed = std::make_shared<api::PersistentVolumeClaim>(pvc);
+    landed->metadata.resourceVersion = std::to_string(std::stoll(pvc.metadata.resourceVersion) + 1);
+    if (provision) {
+      auto pv = std::make_shared<api::PersistentVolume>();
+      pv->metadata.name = "pv-" + pvc.metadata.name;
+      pv->metadata.resourceVersion = "1";
+      pv->spec.claimRef = api::ObjectReference{.kind = "PersistentVolumeClaim",
+                                               .namespace_ = pvc.metadata.namespace_,
+                                               .name = pvc.metadata.name,
+                                               .uid = pvc.metadata.uid};
+      store_.upsert(api::PersistentVolumePtr(pv));
+      landed->spec.volumeName = pv->metadata.name;
+      landed->metadata.annotations["pv.kubernetes.io/bind-completed"] = "yes";
+    }
+    store_.upsert(api::PersistentVolumeClaimPtr(landed));
+    return framework::Status::success();
+  }
+  std::vector<std::string> writes() const {
+    std::lock_guard lock(mu_);
+    return writes_;
+  }
+  std::atomic<bool> provision{false};
+
+ private:
+  void record(std::string write) {
+    std::lock_guard lock(mu_);
+    writes_.push_back(std::move(write));
+  }
+  framework::ClusterObjectStore& store_;
+  mutable std::mutex mu_;
+  std::vector<std::string> writes_;
+};
+
+// A clock whose sleeps last until they are stopped: a PreBind wait blocks until it is cancelled.
+class StoppedOnlyClock final : public util::Clock {
+ public:
+  util::MonotonicTime monotonicNow() const override { return inner_.monotonicNow(); }
+  util::SystemTime systemNow() const override { return inner_.systemNow(); }
+  bool sleepFor(util::Duration, std::stop_token stop) override {
+    util::waitForStop(std::move(stop));
+    return false;
+  }
+
+ private:
+  util::FakeClock inner_;
+};
+
+class VolumeBindingSchedulerTest : public SchedulerTest {
+ protected:
+  void configure(SchedulerOptions& options) override {
+    options.volumes = &volumes_;
+    if (blockingWaits()) options.clock = &blocking_clock_;
+    auto wait = std::make_shared<api::StorageClass>();
+    wait->metadata.name = "wait";
+    wait->provisioner = "csi.example.com";
+    wait->volumeBindingMode = "WaitForFirstConsumer";
+    store_.upsert(api::StorageClassPtr(wait));
+  }
+  virtual bool blockingWaits() const { return false; }
+  std::unique_ptr<ObjectsFeed> objectsFeed() override {
+    return std::make_unique<FakeObjectsFeed>(store_);
+  }
+
+  void addClaim(const std::string& name) {
+    auto pvc = std::make_shared<api::PersistentVolumeClaim>();
+    pvc->metadata.name = name;
+    pvc->metadata.namespace_ = "default";
+    pvc->metadata.uid = "uid-" + name;
+    pvc->metadata.resourceVersion = "5";
+    pvc->spec.storageClassName = "wait";
+    pvc->spec.accessModes = {"ReadWriteOnce"};
+    store_.upsert(api::PersistentVolumeClaimPtr(pvc));
+  }
+
+  static api::PodPtr podWithClaim(const std::string& name, const std::string& claim) {
+    auto pod = std::make_shared<api::Pod>(*pendingPod(name, "100m"));
+    pod->spec.volumes.push_back({.name = "data",
+                                 .source = "persistentVolumeClaim",
+                                 .claimName = claim,
+                                 .readOnly = false,
+                                 .disk = "",
+                                 .rbdPool = "",
+                                 .rbdMonitors = {},
+                                 .csiDriver = ""});
+    return pod;
+  }
+
+  bool claimBound(const std::string& name) const {
+    auto pvc = store_.getPersistentVolumeClaim("default", name);
+    return pvc && !pvc->spec.volumeName.empty() &&
+           pvc->metadata.annotations.contains("pv.kubernetes.io/bind-completed");
+  }
+
+  framework::ClusterObjectStore store_;
+  FakeVolumeApi volumes_{store_};
+  StoppedOnlyClock blocking_clock_;
+};
+
+TEST_F(VolumeBindingSchedulerTest, BindsThePodOnlyAfterItsClaimIsBound) {
+  volumes_.provision = true;
+  std::atomic<bool> boundFirst{false};
+  api_.onBind = [&](const api::Pod&, const std::string&) {
+    boundFirst = claimBound("data-web");
+    return framework::Status();
+  };
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  addClaim("data-web");
+  pods_->add(podWithClaim("web", "data-web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return hasEvent("Scheduled"); }));
+  EXPECT_EQ(volumes_.writes(), std::vector<std::string>{"pvc/default/data-web"});
+  EXPECT_EQ(api_.binds().size(), 1u);
+  EXPECT_TRUE(boundFirst);
+  auto pvc = store_.getPersistentVolumeClaim("default", "data-web");
+  EXPECT_EQ(pvc->metadata.annotations.at("volume.kubernetes.io/selected-node"), "n1");
+}
+
+TEST_F(VolumeBindingSchedulerTest, PreBindTimeoutUnreservesAndRequeuesWithBackoff) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  addClaim("data-web");
+  pods_->add(podWithClaim("web", "data-web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return scheduler_->pendingPods().backoff == 1; }));
+  ASSERT_TRUE(eventually([&] { return hasEvent("FailedScheduling"); }));
+  const std::string message =
+      "running PreBind plugin \"VolumeBinding\": binding volumes: context deadline exceeded";
+  for (const auto& e : api_.events()) {
+    if (e.reason == "FailedScheduling") {
+      EXPECT_EQ(e.note, message);
+    }
+  }
+  ASSERT_TRUE(eventually([&] { return !api_.statusPatches().empty(); }));
+  const auto patches = api_.statusPatches();
+  const nlohmann::json& condition = patches[0].second["status"]["conditions"][0];
+  EXPECT_EQ(condition["reason"], "SchedulerError");
+  EXPECT_EQ(condition["message"], message);
+  EXPECT_TRUE(api_.binds().empty());
+  EXPECT_EQ(scheduler_->cacheSize().assumedPods, 0u);
+  EXPECT_EQ(volumes_.writes(), std::vector<std::string>{"pvc/default/data-web"});
+}
+
+class BlockingVolumeBindingSchedulerTest : public VolumeBindingSchedulerTest {
+ protected:
+  bool blockingWaits() const override { return true; }
+};
+
+TEST_F(BlockingVolumeBindingSchedulerTest, AWaitingPodHoldsUpNoOtherBindingAndEndsWhenDeleted) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  addClaim("data-web");
+  pods_->add(podWithClaim("web", "data-web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return !volumes_.writes().empty(); }));
+  // More pods without volumes than the binder pool has threads bind while "web" waits.
+  for (int i = 0; i < 6; ++i) pods_->add(pendingPod("plain-" + std::to_string(i), "100m"));
+  ASSERT_TRUE(eventually([&] { return observer_.bound().size() == 6; }));
+  EXPECT_FALSE(observer_.bound().contains("default/web"));
+  // Deleting the pod ends its wait: unreserved, forgotten, not requeued, never bound.
+  pods_->remove("default/web");
+  ASSERT_TRUE(eventually([&] { return scheduler_->cacheSize().assumedPods == 6; }));
+  const queue::PendingPods pending = scheduler_->pendingPods();
+  EXPECT_EQ(pending.active + pending.backoff + pending.unschedulable, 0u);
+  for (const auto& [pod, node] : api_.binds()) {
+    EXPECT_NE(pod, "default/web");
+  }
+}
+
+TEST_F(BlockingVolumeBindingSchedulerTest, StopEndsAWaitPromptly) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  addClaim("data-web");
+  pods_->add(podWithClaim("web", "data-web"));
+  start();
+  ASSERT_TRUE(eventually([&] { return !volumes_.writes().empty(); }));
+  stop();  // returns only once the waiting binding cycle ended
+  EXPECT_TRUE(api_.binds().empty());
+  EXPECT_EQ(scheduler_->cacheSize().assumedPods, 0u);
 }
 
 }  // namespace
