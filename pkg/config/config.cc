@@ -51,19 +51,6 @@ std::string_view withoutPlugin(std::string_view name) {
       {"SchedulingGates",
        "berth's queue holds pods with spec.schedulingGates itself, as upstream's plugin does; "
        "leave it out of the profile"},
-      {"VolumeBinding",
-       "pods with persistentVolumeClaim or ephemeral volumes are refused (left Pending with a "
-       "FailedScheduling event) rather than placed without their volumes bound"},
-      {"VolumeZone",
-       "pods with persistentVolumeClaim volumes are refused (left Pending with a "
-       "FailedScheduling event), so none is placed outside its volume's zone"},
-      {"VolumeRestrictions",
-       "pods with the in-tree disk volumes it checks (gcePersistentDisk, awsElasticBlockStore, "
-       "rbd, iscsi) are refused (left Pending with a FailedScheduling event)"},
-      {"NodeVolumeLimits",
-       "pods with the attachable volumes it counts (gcePersistentDisk, awsElasticBlockStore, "
-       "azureDisk, azureFile, cinder, vsphereVolume, portworxVolume) are refused (left Pending "
-       "with a FailedScheduling event)"},
       {"DynamicResources",
        "pods with spec.resourceClaims are refused (left Pending with a FailedScheduling event)"},
       {"AzureDiskLimits", "kube-scheduler v1.35 has no such plugin either: use NodeVolumeLimits"},

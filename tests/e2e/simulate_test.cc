@@ -430,15 +430,15 @@ enableProfiling: true
 profiles:
 - plugins:
     filter:
-      enabled: [{name: VolumeBinding}]
+      enabled: [{name: DynamicResources}]
 )");
   Output r = runBerth("simulate --cluster examples/cluster.yaml --config " + path);
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find(path + ": 3 errors:\n  percentageOfNodesToScore: "), std::string::npos)
       << r.out;
   EXPECT_NE(r.out.find("\n  enableProfiling: not supported by berth\n"), std::string::npos);
-  EXPECT_NE(r.out.find("\n  profiles[0].plugins.filter.enabled[0]: plugin \"VolumeBinding\" is "
-                       "not supported by berth: pods with persistentVolumeClaim"),
+  EXPECT_NE(r.out.find("\n  profiles[0].plugins.filter.enabled[0]: plugin \"DynamicResources\" is "
+                       "not supported by berth: pods with spec.resourceClaims"),
             std::string::npos);
 }
 

@@ -130,7 +130,7 @@ TEST(ConfigErrors, EveryFieldErrorIsReportedAtOnce) {
        "  plugins:\n"
        "    filter:\n"
        "      enabled:\n"
-       "      - name: VolumeZone\n"
+       "      - name: DynamicResources\n"
        "      - name: Magic\n"
        "- schedulerName: b\n"
        "  percentageOfNodesToScore: -1\n",
@@ -138,9 +138,9 @@ TEST(ConfigErrors, EveryFieldErrorIsReportedAtOnce) {
        "  percentageOfNodesToScore: not in valid range [0-100], got 150\n"
        "  enableProfiling: not supported by berth\n"
        "  extenders: not supported by berth\n"
-       "  profiles[0].plugins.filter.enabled[0]: plugin \"VolumeZone\" is not supported by "
-       "berth: pods with persistentVolumeClaim volumes are refused (left Pending with a "
-       "FailedScheduling event), so none is placed outside its volume's zone\n"
+       "  profiles[0].plugins.filter.enabled[0]: plugin \"DynamicResources\" is not supported "
+       "by berth: pods with spec.resourceClaims are refused (left Pending with a "
+       "FailedScheduling event)\n"
        "  profiles[0].plugins.filter.enabled[1]: unknown plugin \"Magic\"\n"
        "  profiles[1].percentageOfNodesToScore: not in valid range [0-100], got -1"},
       {"two fields of one block", "leaderElection: {leaseDuration: x, renewDeadline: 1z}\n",
@@ -167,7 +167,8 @@ TEST(ConfigErrors, PluginsBerthLacksAreErrors) {
       {"upstream plugin enabled",
        "profiles:\n- plugins:\n    multiPoint:\n      enabled:\n      - name: DynamicResources\n",
        "config.yaml: profiles[0].plugins.multiPoint.enabled[0]: plugin \"DynamicResources\" is "
-       "not supported by berth"},
+       "not supported by berth: pods with spec.resourceClaims are refused (left Pending with a "
+       "FailedScheduling event)"},
       {"unknown plugin enabled",
        "profiles:\n- plugins:\n    score:\n      enabled:\n      - name: Magic\n",
        "config.yaml: profiles[0].plugins.score.enabled[0]: unknown plugin \"Magic\""},
@@ -218,7 +219,8 @@ TEST(ConfigErrors, PluginConfigErrorsNameTheEntry) {
       {"args for an upstream plugin",
        "profiles:\n- pluginConfig:\n  - name: DynamicResources\n    args: {}\n",
        "config.yaml: profiles[0].pluginConfig[0].name: plugin \"DynamicResources\" is not "
-       "supported by berth"},
+       "supported by berth: pods with spec.resourceClaims are refused (left Pending with a "
+       "FailedScheduling event)"},
       {"args for an unknown plugin", "profiles:\n- pluginConfig:\n  - name: Foo\n",
        "config.yaml: profiles[0].pluginConfig[0].name: unknown plugin \"Foo\""},
       {"args for a plugin without arguments",

@@ -633,6 +633,7 @@ class FakeObjectsFeed final : public ObjectsFeed {
   explicit FakeObjectsFeed(framework::ClusterObjectStore& store) : store_(store) {}
   const framework::ClusterObjects& objects() const override { return store_; }
   void onNamespaceUpdate(NamespaceUpdate) override {}
+  void onStorageEvent(StorageEvent) override {}
   void start() override {}
   void stop() override {}
   bool hasSynced() const override { return true; }
