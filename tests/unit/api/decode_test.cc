@@ -1098,7 +1098,6 @@ TEST(Decode, WorkloadObjectsRoundTripThroughEncode) {
   EXPECT_EQ(encodeNamespace(*decoded_ns), ns);
 }
 
-
 // The volume plugins read these from informers and cluster files; tests and the demo write them
 // through the encoders.
 TEST(Decode, StorageObjectsRoundTripThroughEncode) {

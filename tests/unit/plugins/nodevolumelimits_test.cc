@@ -105,23 +105,13 @@ api::StorageClassPtr storageClass(std::string name, std::string provisioner) {
   return c;
 }
 
-// The in-tree registry, claiming VolumeBinding if it lacks it: the refusal gate then lets pods
-// with claims through to the plugin under test (VolumeBinding itself is not in the profile).
-framework::runtime::Registry registryWithVolumeBinding() {
-  framework::runtime::Registry r = makeInTreeRegistry();
-  r.add("VolumeBinding", [](const framework::Handle&) -> util::Result<framework::PluginPtr> {
-     return util::invalidArgument("not built in this test");
-   }).ignore();
-  return r;
-}
-
 // One node "n1" with `existing` on it.
 class Cycle {
  public:
   Cycle(const framework::ClusterObjects* objects, const std::vector<api::PodPtr>& existing,
         api::NodePtr node = MakeNode().name("n1").obj())
       : snapshot_(test::makeSnapshot({std::move(node)}, existing)) {
-    static const framework::runtime::Registry registry = registryWithVolumeBinding();
+    static const framework::runtime::Registry registry = makeInTreeRegistry();
     framework::Handle handle;
     handle.objects = objects;
     auto fw = framework::runtime::Framework::create(

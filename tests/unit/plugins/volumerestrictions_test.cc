@@ -66,23 +66,13 @@ api::PersistentVolumeClaimPtr pvc(std::string name, std::string mode) {
   return c;
 }
 
-// The in-tree registry, claiming VolumeBinding if it lacks it: the refusal gate then lets pods
-// with claims through to the plugin under test (VolumeBinding itself is not in the profile).
-framework::runtime::Registry registryWithVolumeBinding() {
-  framework::runtime::Registry r = makeInTreeRegistry();
-  r.add("VolumeBinding", [](const framework::Handle&) -> util::Result<framework::PluginPtr> {
-     return util::invalidArgument("not built in this test");
-   }).ignore();
-  return r;
-}
-
 // One plugin over a snapshot, as the scheduling cycle runs it.
 class Cycle {
  public:
   Cycle(const std::vector<api::PodPtr>& existing, const framework::ClusterObjects* objects)
       : snapshot_(test::makeSnapshot({MakeNode().name("n1").obj(), MakeNode().name("n2").obj()},
                                      existing)) {
-    static const framework::runtime::Registry registry = registryWithVolumeBinding();
+    static const framework::runtime::Registry registry = makeInTreeRegistry();
     framework::Handle handle;
     handle.objects = objects;
     auto fw = framework::runtime::Framework::create(

@@ -69,21 +69,11 @@ api::StorageClassPtr storageClass(std::string name, std::optional<std::string> m
   return c;
 }
 
-// The in-tree registry, claiming VolumeBinding if it lacks it: the refusal gate then lets pods
-// with claims through to the plugin under test (VolumeBinding itself is not in the profile).
-framework::runtime::Registry registryWithVolumeBinding() {
-  framework::runtime::Registry r = makeInTreeRegistry();
-  r.add("VolumeBinding", [](const framework::Handle&) -> util::Result<framework::PluginPtr> {
-     return util::invalidArgument("not built in this test");
-   }).ignore();
-  return r;
-}
-
 class Cycle {
  public:
   Cycle(const std::vector<api::NodePtr>& nodes, const framework::ClusterObjects* objects)
       : snapshot_(test::makeSnapshot(nodes)) {
-    static const framework::runtime::Registry registry = registryWithVolumeBinding();
+    static const framework::runtime::Registry registry = makeInTreeRegistry();
     framework::Handle handle;
     handle.objects = objects;
     auto fw = framework::runtime::Framework::create(
