@@ -36,7 +36,7 @@ LABEL org.opencontainers.image.title="berth" \
 # the binary disagree, so keep it exactly in step when berth links a new library.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libbrotli1 libc6 libcpprest2.10 libfmt9 libgcc-s1 libprometheus-cpp-core1.0 libspdlog1.10 \
+      libbrotli1 libc6 libcpprest2.10 libgcc-s1 libprometheus-cpp-core1.0 \
       libssl3 libstdc++6 \
       libyaml-cpp0.7 zlib1g \
     && rm -rf /var/lib/apt/lists/*

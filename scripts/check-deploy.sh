@@ -89,7 +89,7 @@ leaderElection.leaseDuration=15|at '/leaderElection/leaseDuration'
 leaderElection.leaseDuration=15 seconds|at '/leaderElection/leaseDuration'
 profiles[0].plugins.scor.enabled[0].name=NodeAffinity|additional properties 'scor' not allowed
 profiles[0].plugins.score.enabled[0].name=NodeAffinity,profiles[0].plugins.score.enabled[0].weight=0|at '/profiles/0/plugins/score/enabled/0/weight'
-profiles[0].plugins.filter.enabled[0].name=VolumeBinding|at '/profiles/0/plugins/filter/enabled/0/name'
+profiles[0].plugins.filter.enabled[0].name=DynamicResources|at '/profiles/0/plugins/filter/enabled/0/name'
 profiles[0].plugins.filter.disabled[0].name=NodeAfinity|at '/profiles/0/plugins/filter/disabled/0/name'
 profiles[0].pluginConfig[0].name=NodeResourceFit,profiles[0].pluginConfig[0].args.x=1|at '/profiles/0/pluginConfig/0/name'
 profiles[0].percentageOfNodesToScore=101|at '/profiles/0/percentageOfNodesToScore'
