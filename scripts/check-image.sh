@@ -39,7 +39,7 @@ labels=$("${engine[@]}" image inspect --format \
   '{{index .Labels "org.opencontainers.image.version"}} {{index .Labels "org.opencontainers.image.revision"}}' \
   "$image")
 revision=${out##*(commit }
-revision=${revision%)}
+revision=${revision%%[,)]*}
 [ "$labels" = "$version $revision" ] || fail "labels version/revision are \"$labels\", want \"$version $revision\""
 echo "labels: org.opencontainers.image.version $version, revision $revision"
 
