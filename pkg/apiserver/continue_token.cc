@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "pkg/api/json.h"
 #include "pkg/apiserver/patch.h"
 #include "pkg/util/base64.h"
 
@@ -43,7 +44,8 @@ util::Result<ContinueToken> decodeContinue(std::string_view text) {
   if (!data) {
     return util::invalidArgument(invalid + ": " + data.error().message);
   }
-  json token = json::parse(*data, nullptr, false);
+  json token = api::jsonDepth(*data) > api::kMaxJsonDepth ? json(json::value_t::discarded)
+                                                          : json::parse(*data, nullptr, false);
   if (token.is_discarded()) {
     return util::invalidArgument(invalid + ": invalid character in continue token JSON");
   }

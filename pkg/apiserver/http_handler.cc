@@ -4,6 +4,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/json.h"
 #include "pkg/api/status.h"
 #include "pkg/apiserver/discovery.h"
 
@@ -96,6 +97,10 @@ std::string parseErrorText(const std::exception& e) {
 // The request body as an object; a body that is not JSON is the 400 the apiserver's decoder
 // answers (transformDecodeError): it names the expected kind and quotes the start of the body.
 ApiResult<json> decodeBody(std::string_view body, std::string_view kind) {
+  if (api::jsonDepth(body) > api::kMaxJsonDepth) {
+    return badRequest("the object provided is unrecognized (must be of type " + std::string(kind) +
+                      "): json: exceeded max depth");
+  }
   try {
     return json::parse(body);
   } catch (const json::exception& e) {
@@ -395,6 +400,9 @@ HttpResponse HttpHandler::serveResource(const RequestInfo& info, const HttpReque
     std::optional<PatchType> type = api::patchTypeFromContentType(request.contentType);
     if (!type) {
       return genericStatus(415);  // go-restful rejects the Content-Type before the handler
+    }
+    if (api::jsonDepth(request.body) > api::kMaxJsonDepth) {
+      return errorResponse(badRequest("error decoding patch: json: exceeded max depth"));
     }
     json patch;
     try {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "pkg/api/json.h"
 #include "pkg/apiserver/api_error.h"
 
 namespace berth::apiserver {
@@ -37,6 +38,7 @@ bool urlMatches(std::string_view rule, std::string_view path) {
 }
 
 std::optional<json> parseBody(std::string_view body, std::string_view kind) {
+  if (api::jsonDepth(body) > api::kMaxJsonDepth) return std::nullopt;
   json doc = json::parse(body, nullptr, false);
   if (!doc.is_object() || !doc.contains("spec") || !doc["spec"].is_object()) return std::nullopt;
   if (doc.contains("kind") && doc["kind"] != kind) return std::nullopt;

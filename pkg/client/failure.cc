@@ -4,6 +4,7 @@
 #include <string>
 #include <utility>
 
+#include "pkg/api/json.h"
 #include "pkg/api/status.h"
 
 namespace berth::client {
@@ -159,7 +160,8 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
   ApiFailure f;
   f.kind = ApiFailure::Kind::Status;
   f.retryAfter = parseSeconds(retryAfter);
-  const json parsed = json::parse(body, nullptr, /*allow_exceptions=*/false);
+  auto doc = api::parseJson(body);
+  const json parsed = doc ? std::move(*doc) : json(json::value_t::discarded);
   std::optional<api::Status> status = api::decodeStatus(parsed);
   if (!status) {
     f.status.code = code;

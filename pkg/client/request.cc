@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "pkg/api/json.h"
+
 namespace berth::client {
 namespace {
 
@@ -100,6 +102,10 @@ std::string WatchEvent::resourceVersion() const {
 }
 
 ApiResult<WatchEvent> decodeWatchEvent(std::string_view line) {
+  if (api::jsonDepth(line) > api::kMaxJsonDepth) {
+    return badResponse("watch event is not JSON: exceeded max depth of " +
+                       std::to_string(api::kMaxJsonDepth));
+  }
   json j = json::parse(line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) {
     return badResponse("watch event is not JSON: " + std::string(line.substr(0, 200)));

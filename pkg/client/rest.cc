@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "pkg/api/json.h"
 #include "pkg/client/http_transport.h"
 #include "pkg/client/line_framer.h"
 #include "pkg/client/rate_limiter.h"
@@ -402,11 +403,12 @@ struct RestClient::Impl {
     if (resp->body.empty()) {
       return json();
     }
-    json j = json::parse(resp->body, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded()) {
-      return badResponse(std::string(r.method) + " " + r.path + ": response is not JSON");
+    auto j = api::parseJson(resp->body);
+    if (!j) {
+      return badResponse(std::string(r.method) + " " + r.path +
+                         ": response is not JSON: " + j.error().message);
     }
-    return j;
+    return std::move(*j);
   }
 };
 
