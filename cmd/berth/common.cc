@@ -44,6 +44,7 @@ void addClientFlags(FlagSet& flags, std::string* kubeconfig, std::string* contex
 
 void addOutputFlag(FlagSet& flags, std::string* output, std::string_view helpSuffix) {
   flags.addString("output", output, "Output format: table or json" + std::string(helpSuffix));
+  flags.addShorthand('o', "output");  // kubectl's -o
 }
 
 util::Result<void> checkOutput(const std::string& output) {

@@ -288,7 +288,13 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
 
 nlohmann::json toJson(const Report& report, bool withExplain) {
   nlohmann::json results = nlohmann::json::array();
+  size_t placed = 0;
+  std::set<std::string> used;  // the nodes the placed pods went to
   for (const auto& r : report.results) {
+    if (r.node) {
+      ++placed;
+      used.insert(*r.node);
+    }
     nlohmann::json j = {{"pod", r.pod}};
     j["node"] = r.node ? nlohmann::json(*r.node) : nlohmann::json(nullptr);
     if (!r.node || !r.nominatedNode.empty()) j["message"] = r.message;
@@ -315,7 +321,12 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
     }
     results.push_back(std::move(j));
   }
-  nlohmann::json out = {{"results", std::move(results)}};
+  nlohmann::json out = {{"results", std::move(results)},
+                        {"summary",
+                         {{"pending", report.results.size()},
+                          {"placed", placed},
+                          {"nodesUsed", used.size()},
+                          {"nodes", report.numNodes}}}};
   if (!report.evictions.empty()) {
     nlohmann::json evicted = nlohmann::json::array();
     for (const auto& e : report.evictions) {
