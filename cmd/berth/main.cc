@@ -16,9 +16,11 @@
 #include "cmd/berth/explain.h"
 #include "cmd/berth/flags.h"
 #include "cmd/berth/run.h"
+#include "cmd/berth/serving_flags.h"
 #include "cmd/berth/version.h"
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
+#include "pkg/labels/selector.h"
 #include "pkg/plugins/registry.h"
 #include "pkg/simulate/simulator.h"
 #include "pkg/util/parallel.h"
@@ -119,6 +121,59 @@ util::Result<api::ObjectSet> loadClusters(const std::vector<std::string>& paths)
   return all;
 }
 
+// The first object of `kind` in the template file of --add-nodes or --add-pods.
+template <typename T>
+util::Result<T> loadTemplate(std::string_view flag, const std::string& path,
+                             std::vector<std::shared_ptr<const T>> api::ObjectSet::*objects,
+                             std::string_view kind) {
+  auto text = readFile(path);
+  if (!text.ok()) return text.error().wrap("--" + std::string(flag));
+  auto set = api::decodeObjects(*text);
+  if (!set.ok()) return set.error().wrap("--" + std::string(flag) + ": " + path);
+  const auto& items = (*set).*objects;
+  if (items.empty()) {
+    return util::invalidArgument("--" + std::string(flag) + ": " + path + " holds no " +
+                                 std::string(kind));
+  }
+  return *items.front();
+}
+
+util::Result<simulate::WhatIfs> parseWhatIfs(const std::vector<std::string>& drain,
+                                             const std::string& drainSelector,
+                                             const std::string& addNodes,
+                                             const std::string& addPods) {
+  simulate::WhatIfs w;
+  if (!drain.empty() || !drainSelector.empty()) {
+    simulate::DrainRequest request;
+    for (const std::string& list : drain) {
+      for (std::string& name : splitList(list)) request.nodes.push_back(std::move(name));
+    }
+    if (!drainSelector.empty()) {
+      auto selector = labels::Selector::parse(drainSelector);
+      if (!selector.ok()) return selector.error().wrap("--drain-selector");
+      request.selector = std::move(*selector);
+    }
+    w.drain = std::move(request);
+  }
+  if (!addNodes.empty()) {
+    auto arg = simulate::parseTemplateArg("add-nodes", addNodes);
+    if (!arg.ok()) return arg.error();
+    auto node = loadTemplate<api::Node>("add-nodes", arg->path, &api::ObjectSet::nodes, "Node");
+    if (!node.ok()) return node.error();
+    w.nodeTemplate = std::move(*node);
+    w.nodeCount = arg->count;
+  }
+  if (!addPods.empty()) {
+    auto arg = simulate::parseTemplateArg("add-pods", addPods);
+    if (!arg.ok()) return arg.error();
+    auto pod = loadTemplate<api::Pod>("add-pods", arg->path, &api::ObjectSet::pods, "Pod");
+    if (!pod.ok()) return pod.error();
+    w.podTemplate = std::move(*pod);
+    w.podCount = arg->count;
+  }
+  return w;
+}
+
 int simulateCommand(const std::vector<std::string>& args) {
   std::vector<std::string> clusters;
   std::string configPath;
@@ -128,6 +183,10 @@ int simulateCommand(const std::vector<std::string>& args) {
   bool allPending = false;
   bool noPreemption = false;
   uint64_t seed = 0;
+  std::vector<std::string> drain;
+  std::string drainSelector;
+  std::string addNodes;
+  std::string addPods;
   FlagSet flags;
   flags.addStringList("cluster", &clusters,
                       "Nodes and pods to schedule against: JSON or YAML as written by "
@@ -149,6 +208,18 @@ int simulateCommand(const std::vector<std::string>& args) {
   flags.addBool("no-preemption", &noPreemption,
                 "Do not preempt: a pod that fits nowhere stays pending instead of evicting "
                 "lower-priority pods");
+  flags.addStringList("drain", &drain,
+                      "What if these nodes were drained (NODE[,NODE...], repeatable): cordoned, "
+                      "their pods evicted as kubectl drain --ignore-daemonsets --force would, "
+                      "and the pods their controllers re-create placed");
+  flags.addString("drain-selector", &drainSelector,
+                  "Drain the nodes this label selector matches, as --drain");
+  flags.addString("add-nodes", &addNodes,
+                  "What if copies of the Node in FILE were added (FILE[:COUNT]); without COUNT, "
+                  "the fewest copies that place every pending pod that fits one (up to 1000)");
+  flags.addString("add-pods", &addPods,
+                  "What if copies of the Pod in FILE were created (FILE[:COUNT]); without COUNT, "
+                  "how many fit, placed one by one, and why the next does not");
   const CommandLine cli = flags.parseCommandLine(
       args,
       "Place the pending pods of a cluster file offline, in scheduling queue order, each\n"
@@ -190,8 +261,10 @@ int simulateCommand(const std::vector<std::string>& args) {
 
   const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));
+  auto whatIfs = parseWhatIfs(drain, drainSelector, addNodes, addPods);
+  if (!whatIfs.ok()) return fail(whatIfs.error().message);
   simulate::Options options{schedulerName, allPending, explain, seed, !noPreemption};
-  auto report = simulate::run(*objects, *cfg, options, parallelizer);
+  auto report = simulate::runWhatIfs(*objects, *whatIfs, *cfg, options, parallelizer);
   if (!report.ok()) return fail(report.error().message);
   if (output == "json") {
     std::cout << simulate::toJson(*report, explain).dump(2) << "\n";

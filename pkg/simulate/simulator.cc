@@ -203,7 +203,8 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
     if (api::isTerminal(*pod)) continue;
     if (!pod->spec.nodeName.empty()) {
       bound.push_back(framework::makePodInfo(pod));
-    } else if (options.allPending || pod->spec.schedulerName == options.schedulerName) {
+    } else if (options.allPending || pod->spec.schedulerName == options.schedulerName ||
+               options.alsoPlace.contains(api::podKey(*pod))) {
       framework::PodInfoPtr info = framework::makePodInfo(pod);
       if (auto problem = interPodConstraintProblem(*info)) {
         return util::invalidArgument("pod " + api::podKey(*pod) + ": " + *problem);
@@ -286,6 +287,245 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
   return report;
 }
 
+namespace {
+
+size_t placedCount(const Report& report) {
+  return static_cast<size_t>(std::count_if(report.results.begin(), report.results.end(),
+                                           [](const PodResult& r) { return r.node.has_value(); }));
+}
+
+// Pod slots left in the cluster (allocatable pods less the bound pods): no more copies of a pod
+// can fit than that; kMaxAddedPods when no node states its pod count.
+size_t freePodSlots(const api::ObjectSet& objects) {
+  int64_t slots = 0;
+  bool stated = false;
+  for (const auto& node : objects.nodes) {
+    if (auto it = node->status.allocatable.find("pods"); it != node->status.allocatable.end()) {
+      slots += std::max<int64_t>(0, it->second.value());
+      stated = true;
+    }
+  }
+  if (!stated) return kMaxAddedPods;
+  for (const auto& pod : objects.pods) {
+    if (!pod->spec.nodeName.empty() && !api::isTerminal(*pod)) --slots;
+  }
+  return static_cast<size_t>(std::clamp<int64_t>(slots, 0, kMaxAddedPods));
+}
+
+}  // namespace
+
+util::Result<Report> runWhatIfs(const api::ObjectSet& objects, const WhatIfs& whatIfs,
+                                const config::Configuration& config, Options options,
+                                util::Parallelizer& parallelizer) {
+  if (whatIfs.nodeTemplate && !whatIfs.nodeCount && whatIfs.podTemplate && !whatIfs.podCount) {
+    return util::invalidArgument(
+        "--add-nodes and --add-pods cannot both search for their count: give one of them a COUNT");
+  }
+  // One run with `nodes` copies of the node template and `pods` copies of the pod template;
+  // `copies` gets the pod copies' keys.
+  auto once = [&](size_t nodes, size_t pods, const RestoredDisruptions& restored,
+                  std::vector<std::string>* copies) -> util::Result<Report> {
+    api::ObjectSet set = objects;  // shares the objects; the what-ifs replace what they change
+    Options o = options;
+    std::optional<DrainPlan> drain;
+    if (whatIfs.drain) {
+      auto plan = applyDrain(*whatIfs.drain, restored, set);
+      if (!plan.ok()) return plan.error();
+      o.alsoPlace.insert(plan->moved.begin(), plan->moved.end());
+      drain = std::move(*plan);
+    }
+    if (whatIfs.nodeTemplate) {
+      if (auto r = addNodeCopies(*whatIfs.nodeTemplate, nodes, set); !r.ok()) return r.error();
+    }
+    if (whatIfs.podTemplate) {
+      auto keys = addPodCopies(*whatIfs.podTemplate, pods, set);
+      if (!keys.ok()) return keys.error();
+      o.alsoPlace.insert(keys->begin(), keys->end());
+      if (copies) *copies = std::move(*keys);
+    }
+    auto report = run(set, config, o, parallelizer);
+    if (report.ok()) report->drain = std::move(drain);
+    return report;
+  };
+  // kubectl drain retries an eviction a budget refuses until the budget allows it again, which
+  // it does once an evicted pod's replacement runs elsewhere: each replacement placed gives its
+  // budget one disruption back, until no more are given back.
+  auto attempt = [&](size_t nodes, size_t pods,
+                     std::vector<std::string>* copies) -> util::Result<Report> {
+    RestoredDisruptions restored;
+    for (;;) {
+      auto report = once(nodes, pods, restored, copies);
+      if (!report.ok() || !report->drain || report->drain->blocked.empty()) return report;
+      RestoredDisruptions placed;
+      for (const PodResult& r : report->results) {
+        const auto budget = report->drain->budgetOf.find(r.pod);
+        if (r.node && budget != report->drain->budgetOf.end()) ++placed[budget->second];
+      }
+      // Only ever more: the loop ends, and a budget never takes back what it gave.
+      bool more = false;
+      for (const auto& [budget, n] : placed) {
+        if (int32_t& given = restored[budget]; n > given) {
+          given = n;
+          more = true;
+        }
+      }
+      if (!more) return report;
+    }
+  };
+
+  size_t nodes = whatIfs.nodeCount.value_or(0);
+  std::optional<AddedNodes> addedNodes;
+  if (whatIfs.nodeTemplate) {
+    addedNodes = AddedNodes{.name = whatIfs.nodeTemplate->metadata.name, .count = nodes};
+  }
+  size_t pods = whatIfs.podCount.value_or(0);
+  std::optional<AddedPods> addedPods;
+  if (whatIfs.podTemplate) {
+    addedPods = AddedPods{.name = whatIfs.podTemplate->metadata.name, .requested = pods};
+  }
+
+  if (whatIfs.nodeTemplate && !whatIfs.nodeCount) {
+    // The smallest count that places as many pods as the bound does: each pod that fits an empty
+    // such node needs at most one, so the pods left pending without any bound the search.
+    auto none = attempt(0, pods, nullptr);
+    if (!none.ok()) return none.error();
+    const size_t pending = none->results.size() - placedCount(*none);
+    addedNodes->searched = true;
+    addedNodes->bound = std::min(kMaxAddedNodes, pending);
+    if (addedNodes->bound > 0) {
+      auto most = attempt(addedNodes->bound, pods, nullptr);
+      if (!most.ok()) return most.error();
+      const size_t target = placedCount(*most);
+      if (target == placedCount(*none)) {
+        addedNodes->helps = false;
+      } else {
+        size_t lo = 1;
+        size_t hi = addedNodes->bound;
+        while (lo < hi) {
+          const size_t mid = lo + (hi - lo) / 2;
+          auto r = attempt(mid, pods, nullptr);
+          if (!r.ok()) return r.error();
+          if (placedCount(*r) >= target) {
+            hi = mid;
+          } else {
+            lo = mid + 1;
+          }
+        }
+        nodes = lo;
+      }
+    }
+    addedNodes->count = nodes;
+  }
+
+  std::vector<std::string> copies;
+  if (whatIfs.podTemplate && !whatIfs.podCount) {
+    // Copies until the first that fits nowhere, as the daemon would place them one by one; then
+    // the run again with only the copies up to that one, so later copies change nothing.
+    api::ObjectSet withNodes = objects;
+    if (whatIfs.nodeTemplate) {
+      if (auto r = addNodeCopies(*whatIfs.nodeTemplate, nodes, withNodes); !r.ok()) {
+        return r.error();
+      }
+    }
+    auto all = attempt(nodes, freePodSlots(withNodes) + 1, &copies);
+    if (!all.ok()) return all.error();
+    const std::set<std::string, std::less<>> copyKeys(copies.begin(), copies.end());
+    size_t fit = 0;
+    std::optional<std::string> stop;
+    for (const PodResult& r : all->results) {
+      if (!copyKeys.contains(r.pod)) continue;
+      if (!r.node) {
+        stop = r.message;
+        break;
+      }
+      ++fit;
+    }
+    pods = stop ? fit + 1 : fit;
+    addedPods->placed = fit;
+    addedPods->stoppedBy = stop.value_or("");
+  }
+
+  auto report = attempt(nodes, pods, &copies);
+  if (!report.ok()) return report.error();
+  if (addedPods && whatIfs.podCount) {
+    const std::set<std::string, std::less<>> copyKeys(copies.begin(), copies.end());
+    for (const PodResult& r : report->results) {
+      if (!copyKeys.contains(r.pod)) continue;
+      if (!r.node) {
+        if (addedPods->stoppedBy.empty()) addedPods->stoppedBy = r.message;
+        continue;
+      }
+      ++addedPods->placed;
+    }
+  }
+  report->addedNodes = std::move(addedNodes);
+  report->addedPods = std::move(addedPods);
+  return report;
+}
+
+namespace {
+
+// One line on the drain: "drain of 2 nodes: 5 pods move, 1 stays pending, 1 blocked by
+// PodDisruptionBudget web-pdb, 1 lost".
+std::string drainVerdict(const Report& report) {
+  const DrainPlan& plan = *report.drain;
+  const std::set<std::string, std::less<>> moved(plan.moved.begin(), plan.moved.end());
+  size_t placed = 0;
+  size_t pending = 0;
+  for (const PodResult& r : report.results) {
+    if (!moved.contains(r.pod)) continue;
+    ++(r.node ? placed : pending);
+  }
+  auto pods = [](size_t n, std::string_view one, std::string_view many) {
+    return std::to_string(n) + " " + std::string(n == 1 ? one : many);
+  };
+  std::string line = "drain of " + pods(plan.nodes.size(), "node", "nodes") + ": " +
+                     pods(placed, "pod moves", "pods move") + ", " +
+                     pods(pending, "stays pending", "stay pending");
+  if (!plan.blocked.empty()) {
+    std::set<std::string> budgets;
+    for (const auto& b : plan.blocked) budgets.insert(b.budgets.begin(), b.budgets.end());
+    line += ", " + std::to_string(plan.blocked.size()) + " blocked by PodDisruptionBudget";
+    if (budgets.size() > 1) line += "s";
+    bool first = true;
+    for (const std::string& b : budgets) {
+      line += (first ? " " : ", ") + b;
+      first = false;
+    }
+  }
+  if (!plan.lost.empty()) line += ", " + std::to_string(plan.lost.size()) + " lost";
+  return line;
+}
+
+std::string addedNodesLine(const AddedNodes& a, size_t placed, size_t pending) {
+  const std::string like = " like " + a.name;
+  if (!a.searched) return "added " + std::to_string(a.count) + " nodes" + like;
+  if (a.bound == 0) return "no nodes" + like + " needed: every pending pod is placed";
+  if (!a.helps) {
+    return "no number of nodes" + like + " up to " + std::to_string(a.bound) +
+           " places another pod";
+  }
+  return std::to_string(a.count) + (a.count == 1 ? " node" : " nodes") + like +
+         " place every pending pod that fits one (" + std::to_string(placed) + " of " +
+         std::to_string(placed + pending) + " placed)";
+}
+
+std::string addedPodsLine(const AddedPods& a) {
+  if (a.requested > 0) {
+    std::string line = std::to_string(a.placed) + " of " + std::to_string(a.requested) +
+                       " copies of " + a.name + " placed";
+    if (!a.stoppedBy.empty()) line += "; the first left pending: " + a.stoppedBy;
+    return line;
+  }
+  if (a.stoppedBy.empty()) {
+    return std::to_string(a.placed) + " copies of " + a.name + " fit (every free pod slot)";
+  }
+  return std::to_string(a.placed) + (a.placed == 1 ? " copy of " : " copies of ") + a.name +
+         " fit; the next fits nowhere: " + a.stoppedBy;
+}
+
+}  // namespace
+
 nlohmann::json toJson(const Report& report, bool withExplain) {
   nlohmann::json results = nlohmann::json::array();
   size_t placed = 0;
@@ -333,6 +573,31 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
       evicted.push_back({{"pod", e.pod}, {"node", e.node}, {"by", e.by}});
     }
     out["evicted"] = std::move(evicted);
+  }
+  if (report.drain) {
+    nlohmann::json blocked = nlohmann::json::array();
+    for (const auto& b : report.drain->blocked) {
+      blocked.push_back({{"pod", b.pod}, {"budgets", b.budgets}});
+    }
+    out["drain"] = {{"nodes", report.drain->nodes},
+                    {"moved", report.drain->moved},
+                    {"lost", report.drain->lost},
+                    {"blocked", std::move(blocked)},
+                    {"verdict", drainVerdict(report)}};
+  }
+  if (report.addedNodes) {
+    const auto& a = *report.addedNodes;
+    out["addedNodes"] = {{"template", a.name},
+                         {"count", a.count},
+                         {"searched", a.searched},
+                         {"helps", a.helps},
+                         {"verdict", addedNodesLine(a, placed, report.results.size() - placed)}};
+  }
+  if (report.addedPods) {
+    const auto& a = *report.addedPods;
+    out["addedPods"] = {{"template", a.name}, {"placed", a.placed}, {"verdict", addedPodsLine(a)}};
+    if (a.requested > 0) out["addedPods"]["count"] = a.requested;
+    if (!a.stoppedBy.empty()) out["addedPods"]["stoppedBy"] = a.stoppedBy;
   }
   if (!report.warnings.empty()) out["warnings"] = report.warnings;
   return out;
@@ -395,6 +660,26 @@ std::string toTable(const Report& report, bool withExplain) {
   for (const auto& e : report.evictions) {
     out << "evicted " << e.pod << " from node " << e.node << " to make room for " << e.by << "\n";
   }
+  if (report.drain) {
+    out << drainVerdict(report) << "\n";
+    for (const auto& b : report.drain->blocked) {
+      out << "  " << b.pod << " stays: "
+          << (b.budgets.size() == 1 ? "evicting it would violate PodDisruptionBudget "
+                                    : "the eviction API refuses a pod under several "
+                                      "PodDisruptionBudgets: ");
+      for (size_t i = 0; i < b.budgets.size(); ++i) out << (i ? ", " : "") << b.budgets[i];
+      out << "\n";
+    }
+    for (const auto& p : report.drain->lost) {
+      out << "  " << p << " is lost: no controller re-creates it\n";
+    }
+  }
+  if (report.addedNodes) {
+    out << addedNodesLine(*report.addedNodes, static_cast<size_t>(placed),
+                          report.results.size() - static_cast<size_t>(placed))
+        << "\n";
+  }
+  if (report.addedPods) out << addedPodsLine(*report.addedPods) << "\n";
   for (const auto& w : report.warnings) out << "warning: " << w << "\n";
   return out.str();
 }

@@ -10,12 +10,14 @@
 #include <cstdint>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "pkg/api/decode.h"
 #include "pkg/config/config.h"
+#include "pkg/simulate/whatif.h"
 #include "pkg/util/parallel.h"
 #include "pkg/util/result.h"
 
@@ -28,6 +30,8 @@ struct Options {
   uint64_t seed = 0;
   bool preemption =
       true;  // run the PostFilter plugins (DefaultPreemption) for a pod that fits nowhere
+  // Pending pods (namespace/name) placed whatever their schedulerName: what a what-if created.
+  std::set<std::string, std::less<>> alsoPlace = {};
 };
 
 struct NodeExplanation {
@@ -63,15 +67,54 @@ struct Eviction {
   std::string by;  // the preemptor, namespace/name
 };
 
+// --add-nodes: how many copies of the template were added, or the count a search found.
+struct AddedNodes {
+  std::string name{};  // the template's
+  size_t count = 0;
+  bool searched = false;  // no COUNT was given
+  size_t bound = 0;       // the most the search tried
+  bool helps = true;      // false: no count up to the bound placed one more pod
+};
+
+// --add-pods: how many copies of the template fit, placed one by one.
+struct AddedPods {
+  std::string name{};       // the template's
+  size_t requested = 0;     // COUNT; 0 when searched
+  size_t placed = 0;        // copies placed before the first that fit nowhere
+  std::string stoppedBy{};  // that copy's FitError message; empty when every copy fit
+};
+
 struct Report {
   int numNodes = 0;
   std::vector<PodResult> results;
   std::vector<Eviction> evictions;    // in the order they happened
   std::vector<std::string> warnings;  // e.g. a pod bound to a node not in the file
+  std::optional<DrainPlan> drain;
+  std::optional<AddedNodes> addedNodes;
+  std::optional<AddedPods> addedPods;
 };
 
 util::Result<Report> run(const api::ObjectSet& objects, const config::Configuration& config,
                          const Options& options, util::Parallelizer& parallelizer);
+
+// The what-ifs of one simulate call, applied in this order: the drain, the nodes, the pods.
+struct WhatIfs {
+  std::optional<DrainRequest> drain{};
+  std::optional<api::Node> nodeTemplate{};
+  std::optional<size_t> nodeCount{};  // nullopt: the smallest count that places every pod it can
+  std::optional<api::Pod> podTemplate{};
+  std::optional<size_t> podCount{};  // nullopt: as many copies as fit
+};
+
+// Bounds of the searches: the most nodes --add-nodes tries, and the most pods --add-pods adds.
+inline constexpr size_t kMaxAddedNodes = 1000;
+inline constexpr size_t kMaxAddedPods = 10000;
+
+// run() on the objects as the what-ifs change them; a search runs it several times and reports
+// the run at the count it found.
+util::Result<Report> runWhatIfs(const api::ObjectSet& objects, const WhatIfs& whatIfs,
+                                const config::Configuration& config, Options options,
+                                util::Parallelizer& parallelizer);
 
 // One line naming the kinds of the cluster file's objects simulate does not read, with how many of
 // each (api::ObjectSet::skipped), kinds in name order; nullopt when there are none:

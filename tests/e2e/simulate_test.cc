@@ -9,6 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "tests/support/objects.h"
 
@@ -291,6 +293,45 @@ profiles:
   EXPECT_EQ(r.exitCode, 2);
   EXPECT_NE(r.out.find("NoSuchPlugin"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("profiles[0].plugins.score.enabled[0]"), std::string::npos) << r.out;
+}
+
+TEST(Simulate, DrainBlockedByABudgetAsGolden) {
+  expectGolden("simulate --cluster examples/whatif/cluster.yaml --drain node-1", "drain.txt");
+}
+
+TEST(Simulate, DrainWithAddNodesFindsTheNodesTheDrainNeedsAsGolden) {
+  expectGolden(
+      "simulate --cluster examples/whatif/cluster.yaml --drain node-1,node-2 "
+      "--add-nodes examples/whatif/node.yaml --output json",
+      "drain-add-nodes.json");
+}
+
+TEST(Simulate, AddPodsCountsTheReplicasThatFitAsGolden) {
+  expectGolden(
+      "simulate --cluster examples/whatif/cluster.yaml --add-pods examples/whatif/pod.yaml",
+      "add-pods.txt");
+}
+
+TEST(Simulate, BadWhatIfArgumentsExitTwoNamingTheFlagAndValue) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--add-nodes examples/whatif/pod.yaml",
+       "--add-nodes: examples/whatif/pod.yaml holds no Node"},
+      {"--add-pods examples/whatif/node.yaml",
+       "--add-pods: examples/whatif/node.yaml holds no Pod"},
+      {"--add-pods examples/whatif/pod.yaml:0",
+       "--add-pods: COUNT in \"examples/whatif/pod.yaml:0\" must be a positive integer"},
+      {"--add-nodes examples/whatif/node.yaml:many",
+       "--add-nodes: COUNT in \"examples/whatif/node.yaml:many\" must be a positive integer"},
+      {"--drain node-9", "--drain: node \"node-9\" is not in the cluster"},
+      {"--drain-selector pool=none", "--drain-selector: no node matches it"},
+      {"--add-nodes examples/whatif/node.yaml --add-pods examples/whatif/pod.yaml",
+       "--add-nodes and --add-pods cannot both search"},
+  };
+  for (const auto& [flags, want] : cases) {
+    Output r = runBerth("simulate --cluster examples/whatif/cluster.yaml " + flags);
+    EXPECT_EQ(r.exitCode, 2) << flags << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << flags << ": " << r.out;
+  }
 }
 
 TEST(Simulate, UnknownFlagExitsTwo) {
