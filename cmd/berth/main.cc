@@ -180,6 +180,7 @@ int simulateCommand(const std::vector<std::string>& args) {
   std::string output = "table";
   std::string schedulerName(config::kDefaultSchedulerName);
   bool explain = false;
+  bool allFilters = false;
   bool allPending = false;
   bool noPreemption = false;
   uint64_t seed = 0;
@@ -198,6 +199,9 @@ int simulateCommand(const std::vector<std::string>& args) {
   flags.addBool("explain", &explain,
                 "Show, for every pod, each node's verdict: rejection reasons, or plugin scores "
                 "(normalized, before weights) and the weighted total");
+  flags.addBool("explain-all-filters", &allFilters,
+                "With --explain (implied), every filter plugin's verdict on each node, not only "
+                "the first that rejected it");
   flags.addString("scheduler-name", &schedulerName,
                   "Place the pending pods whose spec.schedulerName is this name");
   flags.addBool("all-pending", &allPending,
@@ -263,13 +267,18 @@ int simulateCommand(const std::vector<std::string>& args) {
   util::Parallelizer parallelizer(std::min(cfg->parallelism, cores));
   auto whatIfs = parseWhatIfs(drain, drainSelector, addNodes, addPods);
   if (!whatIfs.ok()) return fail(whatIfs.error().message);
-  simulate::Options options{schedulerName, allPending, explain, seed, !noPreemption};
+  simulate::Options options{.schedulerName = schedulerName,
+                            .allPending = allPending,
+                            .explain = explain || allFilters,
+                            .allFilters = allFilters,
+                            .seed = seed,
+                            .preemption = !noPreemption};
   auto report = simulate::runWhatIfs(*objects, *whatIfs, *cfg, options, parallelizer);
   if (!report.ok()) return fail(report.error().message);
   if (output == "json") {
-    std::cout << simulate::toJson(*report, explain).dump(2) << "\n";
+    std::cout << simulate::toJson(*report, options.explain).dump(2) << "\n";
   } else {
-    std::cout << simulate::toTable(*report, explain);
+    std::cout << simulate::toTable(*report, options.explain);
   }
   return 0;
 }

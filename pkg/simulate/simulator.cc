@@ -13,15 +13,44 @@
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/podtopologyspread/constraints.h"
 #include "pkg/plugins/registry.h"
+#include "pkg/resource/quantity.h"
 
 namespace berth::simulate {
 namespace {
 
 using framework::runtime::Framework;
 
-// Explains every node of the snapshot for one decision, in snapshot order.
+// Each filter plugin's verdict on one node, not only the first rejection's: what a cycle that did
+// not stop at the first would have said.
+std::vector<FilterVerdict> everyFilter(const Framework& fw, const framework::CycleState& state,
+                                       const framework::PodInfo& pod,
+                                       const framework::NodeInfo& node) {
+  std::unordered_map<std::string_view, const framework::FilterPlugin*> running;
+  for (const auto* plugin : fw.filtersToRun(state)) running.emplace(plugin->name(), plugin);
+  std::vector<FilterVerdict> verdicts;
+  const auto points = fw.pluginsByExtensionPoint();
+  const auto filters = points.find("Filter");
+  if (filters == points.end()) return verdicts;
+  for (const std::string& name : filters->second) {
+    FilterVerdict v{.plugin = name};
+    const auto it = running.find(name);
+    if (it == running.end()) {
+      v.skipped = true;
+    } else if (framework::Status s = it->second->filter(state, pod, node); !s.isSuccess()) {
+      v.reasons = s.reasons();
+      if (v.reasons.empty()) v.reasons.push_back(s.message());
+    }
+    verdicts.push_back(std::move(v));
+  }
+  return verdicts;
+}
+
+// Explains every node of the snapshot for one decision, in snapshot order; with `fw`, every
+// filter plugin's verdict on the nodes the cycle filtered.
 std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
-                                     const algorithm::ScheduleOutcome& out) {
+                                     const algorithm::ScheduleOutcome& out, const Framework* fw,
+                                     const framework::CycleState& state,
+                                     const framework::PodInfo& pod) {
   std::unordered_map<std::string_view, const framework::Status*> rejected;
   for (const auto& [name, status] : out.diagnosis.nodeToStatus) rejected.emplace(name, &status);
   std::unordered_map<std::string_view, size_t> feasibleIndex;
@@ -47,6 +76,10 @@ std::vector<NodeExplanation> explain(const framework::Snapshot& snapshot,
       e.plugin = out.diagnosis.absentNodesStatus->plugin();
     } else {
       e.evaluated = false;
+    }
+    const bool filtered = e.feasible || rejected.contains(e.name);
+    if (fw != nullptr && filtered && out.diagnosis.preFilterMsg.empty()) {
+      e.filters = everyFilter(*fw, state, pod, *info);
     }
     nodes.push_back(std::move(e));
   }
@@ -261,7 +294,8 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
         result.message = out.status.message();
       }
       if (options.explain) {
-        result.nodes = explain(snapshot, out);
+        result.nodes =
+            explain(snapshot, out, options.allFilters ? &fw : nullptr, state, *queued.podInfo);
         for (auto& n : result.nodes) {
           if (auto verdict = preemption.find(n.name); verdict != preemption.end()) {
             n.preemption = std::move(verdict->second);
@@ -283,6 +317,15 @@ util::Result<Report> run(const api::ObjectSet& objects, const config::Configurat
       }
     }
     report.results.push_back(std::move(result));
+  }
+  for (const auto& info : snapshot.nodeInfos()) {
+    report.allocation.push_back({.name = info->name(),
+                                 .cpuRequested = info->requested().milliCPU,
+                                 .cpuAllocatable = info->allocatable().milliCPU,
+                                 .memoryRequested = info->requested().memory,
+                                 .memoryAllocatable = info->allocatable().memory,
+                                 .pods = static_cast<int64_t>(info->pods().size()),
+                                 .podsAllocatable = info->allocatable().allowedPodNumber});
   }
   return report;
 }
@@ -555,18 +598,48 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
         if (!n.plugin.empty()) e["plugin"] = n.plugin;
         if (!n.evaluated) e["evaluated"] = false;
         if (!n.preemption.empty()) e["preemption"] = n.preemption;
+        if (!n.filters.empty()) {
+          nlohmann::json filters = nlohmann::json::array();
+          for (const FilterVerdict& v : n.filters) {
+            nlohmann::json f = {{"plugin", v.plugin}, {"passed", !v.skipped && v.reasons.empty()}};
+            if (v.skipped) f["skipped"] = true;
+            if (!v.reasons.empty()) f["reasons"] = v.reasons;
+            filters.push_back(std::move(f));
+          }
+          e["filters"] = std::move(filters);
+        }
         nodes.push_back(std::move(e));
       }
       j["nodes"] = std::move(nodes);
     }
     results.push_back(std::move(j));
   }
+  nlohmann::json allocation = nlohmann::json::array();
+  for (const NodeAllocation& n : report.allocation) {
+    allocation.push_back(
+        {{"node", n.name},
+         {"requested",
+          {{"cpu", resource::Quantity::fromMilli(n.cpuRequested).toString()},
+           {"memory",
+            resource::Quantity::fromValue(n.memoryRequested, resource::Quantity::Format::BinarySI)
+                .toString()},
+           {"pods", n.pods}}},
+         {"allocatable",
+          {{"cpu", resource::Quantity::fromMilli(n.cpuAllocatable).toString()},
+           {"memory",
+            resource::Quantity::fromValue(n.memoryAllocatable, resource::Quantity::Format::BinarySI)
+                .toString()},
+           {"pods", n.podsAllocatable}}}});
+  }
   nlohmann::json out = {{"results", std::move(results)},
                         {"summary",
                          {{"pending", report.results.size()},
                           {"placed", placed},
+                          {"evicted", report.evictions.size()},
+                          {"lost", report.drain ? report.drain->lost.size() : 0},
                           {"nodesUsed", used.size()},
-                          {"nodes", report.numNodes}}}};
+                          {"nodes", report.numNodes},
+                          {"allocation", std::move(allocation)}}}};
   if (!report.evictions.empty()) {
     nlohmann::json evicted = nlohmann::json::array();
     for (const auto& e : report.evictions) {
@@ -652,6 +725,16 @@ std::string toTable(const Report& report, bool withExplain) {
         if (!n.preemption.empty()) out << "; preemption: " << n.preemption;
       }
       out << "\n";
+      for (const FilterVerdict& v : n.filters) {
+        out << "      " << pad(v.plugin + ":", 28);
+        if (v.skipped) {
+          out << "skipped (nothing to check for this pod)";
+        } else if (v.reasons.empty()) {
+          out << "passes";
+        }
+        for (size_t i = 0; i < v.reasons.size(); ++i) out << (i ? ", " : "") << v.reasons[i];
+        out << "\n";
+      }
     }
   }
   out << "\n"

@@ -27,11 +27,19 @@ struct Options {
   std::string schedulerName = std::string(config::kDefaultSchedulerName);
   bool allPending = false;  // every pending pod, whatever its schedulerName
   bool explain = false;     // keep per-node reasons and scores
+  bool allFilters = false;  // with explain: every filter plugin's verdict, not only the first
   uint64_t seed = 0;
   bool preemption =
       true;  // run the PostFilter plugins (DefaultPreemption) for a pod that fits nowhere
   // Pending pods (namespace/name) placed whatever their schedulerName: what a what-if created.
   std::set<std::string, std::less<>> alsoPlace = {};
+};
+
+// One filter plugin's verdict on one node (--explain-all-filters).
+struct FilterVerdict {
+  std::string plugin{};
+  bool skipped = false;  // its PreFilter found nothing to check for this pod, so it did not run
+  std::vector<std::string> reasons{};  // empty: it passed
 };
 
 struct NodeExplanation {
@@ -46,6 +54,9 @@ struct NodeExplanation {
   // For a pod that fits nowhere (with Options::explain and preemption): what evicting pods from
   // this node would take, or why it cannot help.
   std::string preemption;
+  // With Options::allFilters, on the nodes the cycle filtered: every filter plugin of the profile,
+  // in its order.
+  std::vector<FilterVerdict> filters;
 };
 
 struct PodResult {
@@ -84,8 +95,21 @@ struct AddedPods {
   std::string stoppedBy{};  // that copy's FitError message; empty when every copy fit
 };
 
+// A node after every placement: what its pods request and what it has (cpu in millicores, memory
+// in bytes).
+struct NodeAllocation {
+  std::string name{};
+  int64_t cpuRequested = 0;
+  int64_t cpuAllocatable = 0;
+  int64_t memoryRequested = 0;
+  int64_t memoryAllocatable = 0;
+  int64_t pods = 0;
+  int64_t podsAllocatable = 0;
+};
+
 struct Report {
   int numNodes = 0;
+  std::vector<NodeAllocation> allocation;  // every node, in snapshot order
   std::vector<PodResult> results;
   std::vector<Eviction> evictions;    // in the order they happened
   std::vector<std::string> warnings;  // e.g. a pod bound to a node not in the file

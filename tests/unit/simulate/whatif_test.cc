@@ -263,6 +263,48 @@ TEST(WhatIfs, DrainWithAddNodesSearchesTheNodesTheDrainNeeds) {
   for (const PodResult& r : report->results) EXPECT_TRUE(r.node.has_value()) << r.pod;
 }
 
+TEST(ExplainAllFilters, GivesEveryFilterPluginsVerdictNotOnlyTheFirst) {
+  api::ObjectSet objects;
+  objects.nodes = {MakeNode()
+                       .name("n1")
+                       .taint("gpu", "true", "NoSchedule")
+                       .allocatable({{"cpu", "1"}, {"memory", "1Gi"}, {"pods", "110"}})
+                       .obj()};
+  objects.pods = {MakePod().name("p").req({{"cpu", "2"}}).obj()};
+  util::Parallelizer parallelizer(1);
+  auto report = runWhatIfs(objects, {}, config::defaultConfiguration(),
+                           Options{.explain = true, .allFilters = true}, parallelizer);
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  ASSERT_EQ(report->results.size(), 1u);
+  ASSERT_EQ(report->results[0].nodes.size(), 1u);
+  const NodeExplanation& n = report->results[0].nodes[0];
+  EXPECT_EQ(n.plugin, "TaintToleration");  // the cycle stops at the first
+  std::vector<std::string> verdicts;
+  for (const FilterVerdict& v : n.filters) {
+    verdicts.push_back(v.plugin + (v.skipped           ? " skipped"
+                                   : v.reasons.empty() ? " passes"
+                                                       : ": " + v.reasons.front()));
+  }
+  EXPECT_EQ(verdicts, (std::vector<std::string>{
+                          "NodeUnschedulable passes",
+                          "NodeName passes",
+                          "TaintToleration: node(s) had untolerated taint {gpu: true}",
+                          "NodeAffinity skipped",
+                          "NodePorts skipped",
+                          "NodeResourcesFit: Insufficient cpu",
+                          "VolumeRestrictions skipped",
+                          "NodeVolumeLimits skipped",
+                          "VolumeBinding skipped",
+                          "VolumeZone skipped",
+                          "PodTopologySpread skipped",
+                          "InterPodAffinity skipped",
+                      }));
+  const nlohmann::json j = toJson(*report, true);
+  EXPECT_EQ(j["results"][0]["nodes"][0]["filters"][5],
+            nlohmann::json::parse(
+                R"({"plugin":"NodeResourcesFit","passed":false,"reasons":["Insufficient cpu"]})"));
+}
+
 TEST(TemplateArg, ParsesFileAndOptionalPositiveCount) {
   auto a = parseTemplateArg("add-nodes", "node.yaml:3");
   ASSERT_TRUE(a.ok());
