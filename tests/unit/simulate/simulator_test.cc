@@ -140,8 +140,12 @@ TEST(Simulator, PreemptsAsTheDaemonAndPlacesThePreemptorInTheSameRun) {
   EXPECT_EQ(j["results"][0]["nominatedNode"], "n1");
   EXPECT_EQ(j["results"][0]["victims"], nlohmann::json::array({"default/batch"}));
   EXPECT_FALSE(j["results"][1].contains("victims"));
-  EXPECT_EQ(j["summary"],
-            nlohmann::json::parse(R"({"pending":2,"placed":2,"nodesUsed":1,"nodes":2})"));
+  EXPECT_EQ(j["summary"], nlohmann::json::parse(R"({"pending":2,"placed":2,"evicted":1,"lost":0,
+    "nodesUsed":1,"nodes":2,"allocation":[
+    {"node":"n1","requested":{"cpu":"900m","memory":"0","pods":2},
+     "allocatable":{"cpu":"1","memory":"8Gi","pods":110}},
+    {"node":"n2","requested":{"cpu":"800m","memory":"0","pods":1},
+     "allocatable":{"cpu":"1","memory":"8Gi","pods":110}}]})"));
   EXPECT_EQ(j["evicted"],
             nlohmann::json::parse(R"([{"pod":"default/batch","node":"n1","by":"default/web"}])"));
   const std::string table = toTable(*report, /*explain=*/false);
