@@ -13,7 +13,9 @@
 // (hostname, weight 1), `spread` and `preferred-spread` (zone maxSkew 5, DoNotSchedule /
 // ScheduleAnyway, 3 zones), and `preemption` (PreemptionAsync: 4-cpu nodes each holding four
 // low-priority 900m pods, a high-priority 3-cpu pod created every 200 ms while the measured 100m
-// pods are scheduled; each preemptor evicts three or four victims). Their init pods are created
+// pods are scheduled; each preemptor evicts three or four victims), and `volumes` (every measured
+// pod with one claim bound to a zonal CSI volume in its own node's zone, as scheduler_perf's volume
+// workloads: the volume plugins run rather than Skip). Their init pods are created
 // already bound, where the scheduler would have put them, before the daemon starts; only the
 // measured pods (and the preemptors) are scheduled.
 
@@ -100,6 +102,9 @@ struct Workload {
   std::function<int(int init, int nodes)> initNode = [](int i, int nodes) { return i % nodes; };
   std::function<void(json& pod)> churn{};
   std::chrono::milliseconds churnInterval{200};
+  // What measured pod `name` needs in the store before the daemon starts (its claim and volume).
+  std::function<void(apiserver::Store& store, const std::string& name, const std::string& zone)>
+      storage{};
 };
 
 std::vector<Workload> workloads() {
@@ -186,6 +191,53 @@ std::vector<Workload> workloads() {
     pod["spec"]["priority"] = 10;
   };
   all.push_back(preemption);
+  // scheduler_perf's volume workloads: every measured pod has one claim, bound to a zonal CSI PV
+  // (VolumeBinding's node affinity, VolumeZone, NodeVolumeLimits and VolumeRestrictions all run).
+  Workload volumes{.name = "volumes", .nodes = 5000, .initPods = 0, .pods = 5000};
+  volumes.shape = [](json& pod) {
+    const std::string claim = "data-" + pod["metadata"]["name"].get<std::string>();
+    pod["spec"]["volumes"] =
+        json::array({{{"name", "data"}, {"persistentVolumeClaim", {{"claimName", claim}}}}});
+  };
+  volumes.storage = [zoneKey](apiserver::Store& store, const std::string& name,
+                              const std::string& zone) {
+    const std::string claimName = "data-" + name;
+    const std::string pvName = "pv-" + name;
+    auto claim = store.create(Resource::PersistentVolumeClaims, "perf",
+                              {{"apiVersion", "v1"},
+                               {"kind", "PersistentVolumeClaim"},
+                               {"metadata",
+                                {{"name", claimName},
+                                 {"namespace", "perf"},
+                                 {"annotations", {{"pv.kubernetes.io/bind-completed", "yes"}}}}},
+                               {"spec",
+                                {{"accessModes", {"ReadWriteOnce"}},
+                                 {"storageClassName", "zonal"},
+                                 {"volumeName", pvName},
+                                 {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}});
+    if (!claim.ok()) return;
+    (void)store.create(
+        Resource::PersistentVolumes, "",
+        {{"apiVersion", "v1"},
+         {"kind", "PersistentVolume"},
+         {"metadata", {{"name", pvName}, {"labels", {{zoneKey, zone}}}}},
+         {"spec",
+          {{"accessModes", {"ReadWriteOnce"}},
+           {"capacity", {{"storage", "1Gi"}}},
+           {"storageClassName", "zonal"},
+           {"csi", {{"driver", "pd.csi.storage.gke.io"}, {"volumeHandle", pvName}}},
+           {"claimRef",
+            {{"kind", "PersistentVolumeClaim"},
+             {"namespace", "perf"},
+             {"name", claimName},
+             {"uid", (*claim)["metadata"]["uid"]}}},
+           {"nodeAffinity",
+            {{"required",
+              {{"nodeSelectorTerms",
+                {{{"matchExpressions",
+                   {{{"key", zoneKey}, {"operator", "In"}, {"values", {zone}}}}}}}}}}}}}}});
+  };
+  all.push_back(volumes);
   return all;
 }
 
@@ -350,7 +402,9 @@ int run(const std::vector<std::string>& args) {
 
   client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
-  storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000;
+  // Each pod's claim and volume too, when the workload has them.
+  storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000 +
+                             (workload.storage ? static_cast<size_t>(pods) * 2 : 0);
   apiserver::Store store(storeOptions);
   for (const char* ns : {"perf", "sched-setup"}) {
     (void)store.create(Resource::Namespaces, "",
@@ -366,6 +420,18 @@ int run(const std::vector<std::string>& args) {
        {"kind", "ReplicaSet"},
        {"metadata", {{"name", "perf"}, {"namespace", "perf"}, {"uid", "perf-rs-uid"}}},
        {"spec", {{"selector", {{"matchLabels", {{"app", "perf"}}}}}}}});
+  if (workload.storage) {
+    (void)store.create(Resource::StorageClasses, "",
+                       {{"apiVersion", "storage.k8s.io/v1"},
+                        {"kind", "StorageClass"},
+                        {"metadata", {{"name", "zonal"}}},
+                        {"provisioner", "pd.csi.storage.gke.io"},
+                        {"volumeBindingMode", "WaitForFirstConsumer"}});
+    for (int i = 0; i < pods; ++i) {
+      workload.storage(store, "pod-" + std::to_string(i),
+                       workload.zone(i % std::max<int>(1, static_cast<int>(nodes))));
+    }
+  }
   const auto& initShape = workload.initShape ? workload.initShape : workload.shape;
   for (int i = 0; i < initPods; ++i) {
     json pod = shaped("init-" + std::to_string(i), "sched-setup", initShape);

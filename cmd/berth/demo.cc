@@ -2,7 +2,9 @@
 // sample cluster, runs the real daemon against it over HTTP, creates berth's pods in queue order,
 // prints each placement or failure as it happens, adds a node that the pod which fits nowhere and
 // the replica blocked by anti-affinity can take, creates a high-priority pod that fits only by
-// preempting the batch pod on that node, and ends with a summary table.
+// preempting the batch pod on that node, shows a WaitForFirstConsumer claim provisioned for the
+// node berth chose (the demo plays the provisioner) and a pod following its zonal volume, and ends
+// with a summary table.
 
 #include <algorithm>
 #include <chrono>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "cmd/berth/common.h"
+#include "cmd/berth/demo_volumes.h"
 #include "cmd/berth/flags.h"
 #include "cmd/berth/run.h"
 #include "pkg/api/decode.h"
@@ -308,6 +311,7 @@ int demoCommand(const std::vector<std::string>& args) {
   apiserver::Store store;
   store.createSystemNamespaces();  // as kube-apiserver does at startup
   if (auto r = load(store, cluster); !r.ok()) return fail("demo cluster: " + r.error().message);
+  if (!createVolumes(store)) return fail("demo cluster: the volume scenario's objects");
   // Preempted pods leave within a second instead of their 30-second grace period.
   apiserver::KubeletStandIn kubelets(store, std::chrono::seconds(1));
   // A token the embedded API server's TokenReview accepts, whose user may read the serving port's
@@ -382,6 +386,14 @@ int demoCommand(const std::vector<std::string>& args) {
       if (!narrator.waitForBound(kPreemptorName, std::chrono::seconds(30)))
         std::cout << "  (" << kPreemptorName << " was not bound within 30 s)\n";
     }
+  }
+  if (!stop.stop_requested()) {
+    showVolumes(
+        store, schedulerName,
+        [&narrator](const std::string& pod) {
+          return narrator.waitForBound(pod, std::chrono::seconds(30));
+        },
+        stop.get_token());
   }
   std::cout
       << "\nThe frontend replicas (required podAntiAffinity on kubernetes.io/hostname) run one "

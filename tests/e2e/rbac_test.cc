@@ -29,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "pkg/apiserver/kubelet_stand_in.h"
@@ -221,17 +222,6 @@ const Grant* allowingGrant(const std::vector<Grant>& grants, const Attributes& a
 // system:discovery and system:public-info-viewer (bound to system:authenticated), so berth's own
 // rules need not grant them (system:basic-user adds only self-subject reviews, which berth never
 // makes). berth reads /apis/events.k8s.io/v1 to find whether that events API is served.
-// What deploy/ grants as upstream's system:volume-scheduler does, beyond what this run exercises:
-// the PV and PVC writes (and reads back) of VolumeBinding's PreBind, which only a pod with an
-// unbound claim reaches, and patch, which upstream grants and berth's UPDATEs do not use.
-bool grantedAsVolumeScheduler(std::string_view group, std::string_view resource,
-                              std::string_view verb) {
-  if (group.empty() && (resource == "persistentvolumes" || resource == "persistentvolumeclaims")) {
-    return verb == "get" || verb == "update" || verb == "patch";
-  }
-  return group == "storage.k8s.io" && resource == "storageclasses" && verb == "get";
-}
-
 bool defaultRolesAllow(const Attributes& a) {
   static const PolicyRule kDiscovery{
       .apiGroups = {},
@@ -971,6 +961,71 @@ class DeployRbac : public testing::Test {
     EXPECT_EQ(c.stopBerth(), 0);
   }
 
+  // VolumeBinding's PreBind: a WaitForFirstConsumer claim berth annotates with the chosen node
+  // (PVC update) and a claim berth binds a local PV to (PV update, its claimRef). No PV controller
+  // completes them: berth's waits end when it stops.
+  void runVolumes(Cluster& c) {
+    ASSERT_TRUE(c.startServer().ok());
+    ASSERT_TRUE(c.create(Resource::Nodes, nodeJson("n1", "2")).ok());
+    for (const auto& [name, provisioner] :
+         {std::pair<std::string, std::string>{"wffc", "csi.example.com"},
+          {"local", "kubernetes.io/no-provisioner"}}) {
+      ASSERT_TRUE(
+          c.create(Resource::StorageClasses, json{{"apiVersion", "storage.k8s.io/v1"},
+                                                  {"kind", "StorageClass"},
+                                                  {"metadata", {{"name", name}}},
+                                                  {"provisioner", provisioner},
+                                                  {"volumeBindingMode", "WaitForFirstConsumer"}})
+              .ok());
+      ASSERT_TRUE(c.create(Resource::PersistentVolumeClaims,
+                           json{{"apiVersion", "v1"},
+                                {"kind", "PersistentVolumeClaim"},
+                                {"metadata", {{"name", name}, {"namespace", "default"}}},
+                                {"spec",
+                                 {{"accessModes", {"ReadWriteOnce"}},
+                                  {"storageClassName", name},
+                                  {"resources", {{"requests", {{"storage", "1Gi"}}}}}}}})
+                      .ok());
+      json pod = podJson("uses-" + name, "100m", schedulerName());
+      pod["spec"]["volumes"] = {
+          {{"name", "data"}, {"persistentVolumeClaim", {{"claimName", name}}}}};
+      ASSERT_TRUE(c.create(Resource::Pods, pod).ok());
+    }
+    json pv{{"apiVersion", "v1"},
+            {"kind", "PersistentVolume"},
+            {"metadata", {{"name", "local-n1"}}},
+            {"spec",
+             {{"accessModes", {"ReadWriteOnce"}},
+              {"capacity", {{"storage", "1Gi"}}},
+              {"storageClassName", "local"},
+              {"local", {{"path", "/mnt/disk"}}},
+              {"nodeAffinity",
+               {{"required",
+                 {{"nodeSelectorTerms",
+                   {{{"matchExpressions",
+                      {{{"key", "kubernetes.io/hostname"},
+                        {"operator", "In"},
+                        {"values", {"n1"}}}}}}}}}}}}}}};
+    ASSERT_TRUE(c.create(Resource::PersistentVolumes, pv).ok());
+    // The PV controller's part: a new volume is Available.
+    pv["status"] = {{"phase", "Available"}};
+    ASSERT_TRUE(c.store().updateStatus(Resource::PersistentVolumes, "", "local-n1", pv).ok());
+    auto started = c.startBerth(deployment_);
+    ASSERT_TRUE(started.ok()) << started.error().message;
+
+    EXPECT_TRUE(eventually([&] {
+      return c.anyRequest([](const RequestRecord& r) {
+        return r.method == "PUT" && r.resource == "persistentvolumeclaims" && r.name == "wffc";
+      });
+    })) << "berth did not annotate the WaitForFirstConsumer claim";
+    EXPECT_TRUE(eventually([&] {
+      return c.anyRequest([](const RequestRecord& r) {
+        return r.method == "PUT" && r.resource == "persistentvolumes" && r.name == "local-n1";
+      });
+    })) << "berth did not bind the local volume to its claim";
+    EXPECT_EQ(c.stopBerth(), 0);
+  }
+
   const std::string& schedulerName() const { return deployment_.schedulerName; }
 
   Deployment deployment_;
@@ -983,6 +1038,8 @@ TEST_F(DeployRbac, AllowsEveryRequestBerthMakesAndGrantsNothingItDoesNotUse) {
   runWithCoreEventsOnly(newCluster("core-v1-events"));
   if (HasFatalFailure()) return;
   runPreemption(newCluster("preemption"));
+  if (HasFatalFailure()) return;
+  runVolumes(newCluster("volumes"));
   if (HasFatalFailure()) return;
 
   std::vector<Attributes> allowed;  // berth's resource requests, for the second check
@@ -1039,7 +1096,6 @@ TEST_F(DeployRbac, AllowsEveryRequestBerthMakesAndGrantsNothingItDoesNotUse) {
             const bool used = std::any_of(allowed.begin(), allowed.end(), [&](const Attributes& a) {
               return inScope(grant, a) && ruleAllows(a, one);
             });
-            if (!used && grantedAsVolumeScheduler(group, resource, verb)) continue;
             EXPECT_TRUE(used) << grant.source << " grants \"" << verb << "\" on \"" << resource
                               << "\" in group \"" << group << "\""
                               << (name.empty() ? "" : " named \"" + name + "\"")

@@ -13,6 +13,7 @@
 #include "pkg/log/log.h"
 #include "pkg/plugins/names.h"
 #include "pkg/util/random.h"
+#include "pkg/util/sha1.h"
 
 namespace berth::plugins::nodevolumelimits {
 namespace {
@@ -130,10 +131,16 @@ std::string claimClassOf(const api::PersistentVolumeClaim& claim) {
   return claim.spec.storageClassName.value_or("");
 }
 
-// The node allocatable name of a CSI driver's limit (upstream's GetCSIAttachLimitKey, without the
-// hash it gives driver names of 40 characters or more).
+// A resource name's length limit, which a limit key must stay under.
+constexpr size_t kResourceNameLengthLimit = 63;
+
+// The node allocatable name of a CSI driver's limit (upstream's GetCSIAttachLimitKey): the prefix
+// and the driver's name, or where that would reach 63 characters, the prefix, the name's first 23
+// characters and the first 16 hex digits of the name's SHA-1.
 std::string limitKey(std::string_view driver) {
-  return std::string(kCSIAttachLimitPrefix) + std::string(driver);
+  std::string key(kCSIAttachLimitPrefix);
+  if (key.size() + driver.size() < kResourceNameLengthLimit) return key.append(driver);
+  return key.append(driver.substr(0, 23)).append(util::sha1Hex(driver).substr(0, 16));
 }
 
 // Volume "<driver>/<handle>" -> the limit key it counts against.

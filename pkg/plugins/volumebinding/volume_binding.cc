@@ -4,6 +4,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "pkg/framework/snapshot.h"
+#include "pkg/log/log.h"
 #include "pkg/plugins/names.h"
 #include "pkg/plugins/volumebinding/assume_cache.h"
 #include "pkg/plugins/volumebinding/volume_helpers.h"
@@ -215,6 +217,7 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     for (api::PersistentVolumeClaimPtr& pvc : claims) {
       if (claimFullyBound(*pvc)) {
         api::PersistentVolumePtr pv = cache_.pv(pvc->spec.volumeName);
+        if (pv != nullptr) warnInvalidNodeAffinity(*pv);
         s->bound.push_back({std::move(pvc), std::move(pv)});
         continue;
       }
@@ -388,7 +391,8 @@ class VolumeBinding final : public framework::PreFilterPlugin,
       }
     }
     if (!s.pvsByClass.contains(c.className)) {
-      s.pvsByClass.emplace(c.className, cache_.listPVs(c.className));
+      auto listed = s.pvsByClass.emplace(c.className, cache_.listPVs(c.className)).first;
+      for (const api::PersistentVolumePtr& pv : listed->second) warnInvalidNodeAffinity(*pv);
     }
     if (!c.className.empty()) {
       c.storageClass = objects_->getStorageClass(c.className);
@@ -547,11 +551,26 @@ class VolumeBinding final : public framework::PreFilterPlugin,
     return true;
   }
 
+  // A PV whose node affinity does not parse matches no node, as upstream's CheckNodeAffinity
+  // fails on it: said once per version of the PV, not every cycle.
+  void warnInvalidNodeAffinity(const api::PersistentVolume& pv) const {
+    std::optional<std::string> field = invalidNodeAffinityField(pv);
+    if (!field) return;
+    {
+      std::lock_guard lock(mu_);
+      if (!warned_.insert(pv.metadata.name + "/" + pv.metadata.resourceVersion).second) return;
+    }
+    log::warning("PersistentVolume has a node affinity that does not parse; it matches no node",
+                 {{"persistentVolume", pv.metadata.name}, {"field", *field}});
+  }
+
   const framework::ClusterObjects* objects_;  // not owned; may be null (no claims can be found)
   framework::VolumeWriter* volumes_;          // not owned; null: nothing is written
   util::Clock& clock_;
   util::Duration bind_timeout_;
   mutable AssumeCache cache_;
+  mutable std::mutex mu_;
+  mutable std::set<std::string> warned_;  // "name/resourceVersion" of PVs already logged
 };
 
 }  // namespace

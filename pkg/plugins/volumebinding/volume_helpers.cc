@@ -1,8 +1,10 @@
 #include "pkg/plugins/volumebinding/volume_helpers.h"
 
 #include <algorithm>
+#include <string>
 
 #include "pkg/labels/node_affinity.h"
+#include "pkg/labels/requirement.h"
 
 namespace berth::plugins::volumebinding {
 namespace {
@@ -54,6 +56,20 @@ bool nodeAffinityMatches(const api::PersistentVolume& pv, const labels::LabelSet
     if (labels::CompiledTerm(term).matches(nodeLabels, "")) return true;
   }
   return false;
+}
+
+std::optional<std::string> invalidNodeAffinityField(const api::PersistentVolume& pv) {
+  if (!pv.spec.nodeAffinity) return std::nullopt;
+  const auto& terms = pv.spec.nodeAffinity->nodeSelectorTerms;
+  for (size_t i = 0; i < terms.size(); ++i) {
+    for (size_t j = 0; j < terms[i].matchExpressions.size(); ++j) {
+      if (labels::firstRequirementProblem(terms[i].matchExpressions[j])) {
+        return "spec.nodeAffinity.required.nodeSelectorTerms[" + std::to_string(i) +
+               "].matchExpressions[" + std::to_string(j) + "]";
+      }
+    }
+  }
+  return std::nullopt;
 }
 
 std::set<std::string> localVolumeNodeNames(const api::PersistentVolume& pv) {

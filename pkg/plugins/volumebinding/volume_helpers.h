@@ -35,6 +35,10 @@ bool volumeBoundToClaim(const api::PersistentVolume& pv, const api::PersistentVo
 // spec.nodeAffinity.required matches a node with these labels (no affinity matches every node).
 // As upstream's CheckNodeAffinity, only the labels count: matchFields see no node name.
 bool nodeAffinityMatches(const api::PersistentVolume& pv, const labels::LabelSet& nodeLabels);
+// The first requirement of the PV's node affinity that does not parse (upstream's
+// CheckNodeAffinity then fails on the term, which matches no node), as its field path
+// "spec.nodeAffinity.required.nodeSelectorTerms[i].matchExpressions[j]"; nullopt when all parse.
+std::optional<std::string> invalidNodeAffinityField(const api::PersistentVolume& pv);
 // The hostnames a local PV's node affinity pins it to (upstream's
 // GetLocalPersistentVolumeNodeNames: per term the intersection of its hostname In values, the union
 // over terms); empty when it pins none.

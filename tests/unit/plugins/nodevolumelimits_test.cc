@@ -216,6 +216,36 @@ TEST(NodeVolumeLimits, LimitsComeFromTheCSINodeOrLegacyNodeAllocatable) {
   EXPECT_EQ(Cycle(&noCSINode, {}, zero).run(podWithClaims("p", {"c-c"})), "limit");
 }
 
+// Upstream's GetCSIAttachLimitKey: a key that would reach 63 characters is the prefix, the driver
+// name's first 23 characters and 16 hex digits of its SHA-1 (the expected keys computed apart).
+TEST(NodeVolumeLimits, LongDriverNamesAreKeyedByTheirHashAsUpstream) {
+  struct Case {
+    std::string driver;
+    std::string key;
+  };
+  const Case cases[] = {
+      {std::string(39, 'x'), "attachable-volumes-csi-" + std::string(39, 'x')},
+      {std::string(40, 'y'), "attachable-volumes-csi-yyyyyyyyyyyyyyyyyyyyyyy8429abbec4881ddb"},
+      {"block.csi.storage.vendor-with-a-long-name.example.com",
+       "attachable-volumes-csi-block.csi.storage.vendoef8d6d36c1724c7d"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.driver);
+    framework::ClusterObjectStore objects;
+    objects.upsert(csiPV("pv-a", c.driver, "vol-a"));
+    objects.upsert(pvc("c-a", "pv-a"));
+    objects.upsert(csiPV("pv-b", c.driver, "vol-b"));
+    objects.upsert(pvc("c-b", "pv-b"));
+    auto node = MakeNode().name("n1").allocatable({{c.key, "1"}}).obj();
+    const std::vector<api::PodPtr> existing = {podWithClaims("e1", {"c-a"}, "n1")};
+    EXPECT_EQ(Cycle(&objects, existing, node).run(podWithClaims("p", {"c-b"})), "limit");
+    EXPECT_EQ(Cycle(&objects, existing, node).run(podWithClaims("p", {"c-a"})), "ok");
+    // The CSINode's count goes under the same key, and overrides the node's.
+    objects.upsert(csiNode("n1", c.driver, 2));
+    EXPECT_EQ(Cycle(&objects, existing, node).run(podWithClaims("p", {"c-b"})), "ok");
+  }
+}
+
 // Upstream takes the count as it is: a negative one admits no new volume of the driver (and the
 // CSINode is logged once per version, not per cycle).
 TEST(NodeVolumeLimits, NegativeCountAdmitsNoNewVolumeAndDoesNotCrash) {

@@ -12,10 +12,12 @@
 #include <set>
 #include <stop_token>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "pkg/framework/cluster_objects.h"
+#include "pkg/log/log.h"
 #include "pkg/plugins/registry.h"
 #include "pkg/plugins/volumebinding/args.h"
 #include "pkg/plugins/volumebinding/volume_binding.h"
@@ -489,6 +491,42 @@ TEST_F(VolumeBindingTest, LocalBoundVolumesNarrowTheNodes) {
   EXPECT_EQ(c.nodes, (std::set<std::string>{"node-a"}));
   EXPECT_TRUE(c.filter[0].isSuccess());
   EXPECT_EQ(reasons(c.filter[1]), std::vector<std::string>{std::string(kErrReasonNodeConflict)});
+}
+
+// Bad input: a PV whose node affinity does not parse (a Gt value that is no integer) matches no
+// node, with upstream's reason, is logged once for its version rather than every cycle, and other
+// pods' volumes still fit.
+TEST_F(VolumeBindingTest, AVolumeWhoseNodeAffinityDoesNotParseMatchesNoNodeAndIsLoggedOnce) {
+  auto broken = std::make_shared<api::PersistentVolume>(
+      *volume({.name = "pv-broken", .zone = "a", .claimName = "pvc-a", .phase = "Bound"}));
+  broken->spec.nodeAffinity->nodeSelectorTerms[0].matchExpressions[0] = {
+      "zone", api::NodeSelectorOperator::Gt, {"a"}};
+  objects_.upsert(claim({.name = "pvc-a", .volumeName = "pv-broken", .bindCompleted = true}));
+  objects_.upsert(api::PersistentVolumePtr(broken));
+  objects_.upsert(claim({.name = "pvc-b", .volumeName = "pv-b", .bindCompleted = true}));
+  objects_.upsert(volume({.name = "pv-b", .zone = "b", .claimName = "pvc-b", .phase = "Bound"}));
+  std::vector<std::string> lines;
+  log::setSink([&lines](std::string_view line) { lines.emplace_back(line); });
+  for (int cycle = 0; cycle < 3; ++cycle) {
+    Cycle c = run(podWithClaims({"pvc-a"}).obj());
+    ASSERT_TRUE(c.preFilter.isSuccess()) << c.preFilter.message();
+    for (const framework::Status& s : c.filter) {
+      EXPECT_EQ(s.code(), Code::UnschedulableAndUnresolvable);
+      EXPECT_EQ(reasons(s), std::vector<std::string>{std::string(kErrReasonNodeConflict)});
+    }
+    Cycle other = run(podWithClaims({"pvc-b"}).obj());
+    EXPECT_TRUE(other.filter.at(1).isSuccess()) << other.filter.at(1).message();
+  }
+  log::setSink({});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_NE(lines[0].find("PersistentVolume has a node affinity that does not parse"),
+            std::string::npos)
+      << lines[0];
+  EXPECT_NE(lines[0].find("persistentVolume=\"pv-broken\""), std::string::npos) << lines[0];
+  EXPECT_NE(lines[0].find(
+                "field=\"spec.nodeAffinity.required.nodeSelectorTerms[0].matchExpressions[0]\""),
+            std::string::npos)
+      << lines[0];
 }
 
 TEST_F(VolumeBindingTest, StorageCapacityIsCheckedForDriversThatPublishIt) {
