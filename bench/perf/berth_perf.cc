@@ -348,7 +348,6 @@ int run(const std::vector<std::string>& args) {
     return pod;
   };
 
-  client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
   storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000;
   apiserver::Store store(storeOptions);
