@@ -36,9 +36,9 @@ LABEL org.opencontainers.image.title="berth" \
 # the binary disagree, so keep it exactly in step when berth links a new library.
 RUN apt-get update \
     && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libbrotli1 libc6 libcpprest2.10 libgcc-s1 libprometheus-cpp-core1.0 \
+      libc6 libgcc-s1 libprometheus-cpp-core1.0 \
       libssl3 libstdc++6 \
-      libyaml-cpp0.7 zlib1g \
+      libyaml-cpp0.7 \
     && rm -rf /var/lib/apt/lists/*
 COPY --from=build /berth /usr/local/bin/berth
 USER 65532:65532

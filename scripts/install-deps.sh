@@ -4,7 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake ninja-build pkg-config
-  libboost-dev libssl-dev libcpprest-dev nlohmann-json3-dev libyaml-cpp-dev
+  libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev
   prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [ "${BERTH_DEPS:-all}" != build ]; then

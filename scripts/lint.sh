@@ -26,7 +26,7 @@ echo "-- cppcheck"
 cppcheck --std=c++20 --language=c++ --enable=warning,performance,portability --inline-suppr \
   --quiet -I . --suppress=missingIncludeSystem --error-exitcode=1 -j"$(nproc)" pkg cmd
 
-# clang-tidy parses every header a file includes (Boost, cpprestsdk, nlohmann): one unity source per
+# clang-tidy parses every header a file includes (Boost, nlohmann): one unity source per
 # library parses them once per library instead of once per file, which takes the run from ~13 to a
 # few minutes on two cores.
 echo "-- clang-tidy"

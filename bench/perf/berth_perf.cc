@@ -400,7 +400,6 @@ int run(const std::vector<std::string>& args) {
     return pod;
   };
 
-  client::initializeClientThreads(2);  // before any cpprestsdk use
   apiserver::StoreOptions storeOptions;
   // Each pod's claim and volume too, when the workload has them.
   storeOptions.historySize = static_cast<size_t>(pods + initPods) * 3 + 1000 +

@@ -343,7 +343,6 @@ int explainCommand(const std::vector<std::string>& args) {
   }
   restConfig->qps = static_cast<float>(cfg.clientConnection.qps);
   restConfig->burst = cfg.clientConnection.burst;
-  client::initializeClientThreads(1);
   client::RestOptions restOptions;
   restOptions.interactiveCredentials = true;  // a person runs explain: a plugin may prompt
   auto restClient = client::RestClient::create(*restConfig, restOptions);

@@ -127,7 +127,6 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   if (!settings.master.empty()) restConfig.server = settings.master;
   restConfig.qps = static_cast<float>(settings.qps);
   restConfig.burst = settings.burst;
-  client::initializeClientThreads(2);
   metrics::Metrics metrics;
   metrics.setExposureOptions(settings.metrics);
   client::RestOptions restOptions;

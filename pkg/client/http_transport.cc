@@ -5,6 +5,7 @@
 #include <openssl/x509v3.h>
 #include <poll.h>
 
+#include <array>
 #include <atomic>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
@@ -18,6 +19,7 @@
 #include <boost/beast/http.hpp>
 #include <charconv>
 #include <exception>
+#include <limits>
 
 #include "pkg/log/log.h"
 
@@ -332,9 +334,8 @@ std::optional<ApiFailure> HttpTransport::connect(Connection& c) {
   return std::nullopt;
 }
 
-HttpTransport::Outcome HttpTransport::exchange(Connection& c, const HttpRequest& request,
-                                               TimePoint start) {
-  Outcome out;
+std::optional<ApiFailure> HttpTransport::writeRequest(Connection& c, const HttpRequest& request,
+                                                      bool& timedOut) {
   http::request<http::span_body<const char>> req;
   if (const http::verb verb = http::string_to_verb(bsv(request.method));
       verb != http::verb::unknown) {
@@ -367,19 +368,27 @@ HttpTransport::Outcome HttpTransport::exchange(Connection& c, const HttpRequest&
   }
 
   if (c.aborted()) {
-    out.failure = cancelledFailure();
-    return out;
+    return cancelledFailure();
   }
   c.tcp().expires_after(options_.timeout);
-  error_code ec = c.await([&](auto handler) {
+  const error_code ec = c.await([&](auto handler) {
     c.withStream([&](auto& stream) { http::async_write(stream, req, std::move(handler)); });
   });
   if (ec) {
-    out.timedOut = ec == beast::error::timeout;
-    out.failure = connectionFailure(stepError("sending the request", ec, options_.timeout));
+    timedOut = ec == beast::error::timeout;
+    return connectionFailure(stepError("sending the request", ec, options_.timeout));
+  }
+  return std::nullopt;
+}
+
+HttpTransport::Outcome HttpTransport::exchange(Connection& c, const HttpRequest& request,
+                                               TimePoint start) {
+  Outcome out;
+  out.failure = writeRequest(c, request, out.timedOut);
+  if (out.failure) {
     return out;
   }
-
+  error_code ec;
   http::response_parser<http::string_body> parser;
   parser.body_limit(options_.maxBodyBytes);
   parser.header_limit(kMaxHeaderBytes);
@@ -424,10 +433,165 @@ HttpTransport::Outcome HttpTransport::exchange(Connection& c, const HttpRequest&
   if (const auto it = res.find(http::field::retry_after); it != res.end()) {
     response.retryAfter = it->value().to_string();
   }
+  if (const auto it = res.find(http::field::location); it != res.end()) {
+    response.location = it->value().to_string();
+  }
   response.body = std::move(res.body());
   // Bytes past the answer would be read as the next one's beginning.
   out.keepAlive = res.keep_alive() && c.buffer().size() == 0;
   return out;
+}
+
+// A streamed body and the connection it is read from.
+struct HttpTransport::Stream::State {
+  struct AbortOnStop {
+    Connection* connection;
+    void operator()() const { connection->abort(); }
+  };
+
+  State(ConnectionPtr c, const std::stop_token& stop, Duration idle)
+      : connection(std::move(c)), idleTimeout(idle), onStop(stop, AbortOnStop{connection.get()}) {}
+
+  // Reads the next part of the answer into the parser, within the idle timeout.
+  template <typename Read>
+  error_code await(Read read) {
+    connection->tcp().expires_after(idleTimeout);
+    error_code ec = connection->await([&](auto handler) {
+      connection->withStream([&](auto& stream) { read(stream, std::move(handler)); });
+    });
+    if (!ec && connection->aborted()) {
+      ec = net::error::operation_aborted;
+    }
+    return ec;
+  }
+
+  ApiFailure failure(const error_code& ec) const {
+    if (connection->aborted()) {
+      return cancelledFailure();
+    }
+    if (ec == http::error::header_limit) {
+      return badResponse("response headers over the limit of " + std::to_string(kMaxHeaderBytes) +
+                         " bytes");
+    }
+    if (auto* tls = connection->tls()) {
+      return connectionFailure(
+          tlsError("reading the response", ec, idleTimeout, tls->native_handle()));
+    }
+    return connectionFailure(stepError("reading the response", ec, idleTimeout));
+  }
+
+  ConnectionPtr connection;
+  http::response_parser<http::buffer_body> parser;
+  const Duration idleTimeout;
+  int status = 0;
+  Duration headersTook{};
+  std::array<char, kBlockBytes> block{};
+  // Last, so destroyed first: no stop request reaches the connection once it is going.
+  std::stop_callback<AbortOnStop> onStop;
+};
+
+HttpTransport::Stream::Stream(std::unique_ptr<State> state) : state_(std::move(state)) {}
+HttpTransport::Stream::~Stream() = default;
+
+int HttpTransport::Stream::status() const { return state_->status; }
+Duration HttpTransport::Stream::headersTook() const { return state_->headersTook; }
+size_t HttpTransport::Stream::bufferedBytes() const { return state_->connection->buffer().size(); }
+
+ApiResult<std::string_view> HttpTransport::Stream::read() {
+  State& s = *state_;
+  if (s.connection->aborted()) {
+    return cancelledFailure();
+  }
+  try {
+    while (!s.parser.is_done()) {
+      http::buffer_body::value_type& body = s.parser.get().body();
+      body.data = s.block.data();
+      body.size = s.block.size();
+      error_code ec = s.await([&](auto& stream, auto handler) {
+        http::async_read_some(stream, s.connection->buffer(), s.parser, std::move(handler));
+      });
+      if (ec == http::error::need_buffer) {
+        ec = {};  // the block is full
+      }
+      if (ec) {
+        return s.failure(ec);
+      }
+      // A chunk header alone gives no bytes of the body; read on.
+      if (const size_t got = s.block.size() - body.size; got > 0) {
+        return std::string_view(s.block.data(), got);
+      }
+    }
+    return std::string_view();
+  } catch (const std::exception& e) {
+    return connectionFailure(std::string("HTTP transport: ") + e.what());
+  }
+}
+
+ApiResult<HttpTransport::Opened> HttpTransport::openStream(const HttpRequest& request,
+                                                           Duration idleTimeout,
+                                                           std::stop_token stop) {
+  const TimePoint start = Clock::now();
+  if (stop.stop_requested()) {
+    return cancelledFailure();
+  }
+  try {
+    auto state = std::make_unique<Stream::State>(
+        std::make_unique<Connection>(tls_ ? &*tls_ : nullptr), stop, idleTimeout);
+    Connection& c = *state->connection;
+    std::optional<ApiFailure> failure = connect(c);
+    bool timedOut = false;
+    if (!failure) {
+      failure = writeRequest(c, request, timedOut);
+    }
+    if (failure) {
+      return c.aborted() ? cancelledFailure() : *std::move(failure);
+    }
+    state->parser.header_limit(kMaxHeaderBytes);
+    // A watch body has no end to limit (its lines are limited by the caller); an error body is
+    // limited below.
+    state->parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+    if (const error_code ec = state->await([&](auto& stream, auto handler) {
+          http::async_read_header(stream, c.buffer(), state->parser, std::move(handler));
+        })) {
+      return state->failure(ec);
+    }
+    state->headersTook = Clock::now() - start;
+    const auto& header = state->parser.get();
+    state->status = static_cast<int>(header.result_int());
+    Opened out;
+    if (state->status >= 200 && state->status < 300) {
+      out.stream = StreamPtr(new Stream(std::move(state)));
+      return out;
+    }
+    // Any other answer is read whole, as roundTrip reads it: the caller turns it into a failure.
+    HttpResponse& response = out.response.emplace();
+    response.status = state->status;
+    response.headersTook = state->headersTook;
+    if (const auto it = header.find(http::field::retry_after); it != header.end()) {
+      response.retryAfter = it->value().to_string();
+    }
+    if (const auto it = header.find(http::field::location); it != header.end()) {
+      response.location = it->value().to_string();
+    }
+    Stream body(std::move(state));
+    while (true) {
+      ApiResult<std::string_view> bytes = body.read();
+      if (!bytes.ok()) {
+        return bytes.error();
+      }
+      if (bytes->empty()) {
+        return out;
+      }
+      if (response.body.size() + bytes->size() > options_.maxBodyBytes) {
+        return badResponse(std::string(request.method) + " " + std::string(request.target) +
+                           ": response body over the limit of " +
+                           std::to_string(options_.maxBodyBytes) + " bytes");
+      }
+      response.body.append(*bytes);
+    }
+  } catch (const std::exception& e) {
+    return connectionFailure(std::string("HTTP transport: ") + e.what());
+  }
 }
 
 HttpTransport::ConnectionPtr HttpTransport::takeIdle() {

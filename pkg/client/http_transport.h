@@ -1,9 +1,9 @@
 #pragma once
-// HttpTransport: the HTTP/1.1 client behind RestClient's unary calls (everything but watches),
-// built for throughput: a call runs entirely on the calling thread, with no hand-off to a pool.
-// Each connection owns an io_context that the caller runs while its request is in flight, so
-// every step (connect, TLS handshake, write, read) is bounded by the timeout and aborted promptly
-// by the call's stop token; a server that stops answering cannot hang the caller.
+// HttpTransport: the HTTP/1.1 client behind every RestClient call, built for throughput: a call
+// runs entirely on the calling thread, with no hand-off to a pool. Each connection owns an
+// io_context that the caller runs while its request is in flight, so every step (connect, TLS
+// handshake, write, read) is bounded by the timeout and aborted promptly by the call's stop token;
+// a server that stops answering cannot hang the caller.
 //
 // Connections are kept alive and reused: after a complete response that allows it, a connection
 // goes back to a bounded stack of idle ones. A reused connection is checked first: if the server
@@ -11,6 +11,11 @@
 // connection may or may not have been processed. An idempotent request that still finds its
 // reused connection dead before any byte of the answer arrived is sent once more on a fresh
 // connection; any other request returns the connection failure, so a POST is sent at most once.
+//
+// A watch is a streaming GET (openStream): its body is read from the socket only as the caller
+// asks for more, a block at a time, so a server that sends faster than the caller consumes is held
+// back by TCP flow control instead of growing a buffer. Redirects are never followed: a 3xx is an
+// answer like any other, for the caller to refuse.
 //
 // TLS: the server's certificate is verified against the given context's roots (unless told not
 // to), including its host name or IP address, and SNI names the host. Thread-safe.
@@ -54,6 +59,7 @@ struct HttpResponse {
   int status = 0;
   std::string body;
   std::string retryAfter;  // the Retry-After header, empty when absent
+  std::string location;    // the Location header (of a redirect), empty when absent
   Duration headersTook{};  // from the start of the call until the status line and headers arrived
 };
 
@@ -87,6 +93,20 @@ class HttpTransport {
   // could not be parsed or is over maxBodyBytes, Cancelled once `stop` is requested.
   ApiResult<HttpResponse> roundTrip(const HttpRequest& request, std::stop_token stop = {});
 
+  class Stream;
+  using StreamPtr = std::unique_ptr<Stream>;
+  // What openStream got: a 2xx answer's open body, or any other answer read whole.
+  struct Opened {
+    StreamPtr stream;                      // a 2xx: its body is read through the stream
+    std::optional<HttpResponse> response;  // otherwise: the whole answer (body up to maxBodyBytes)
+  };
+  // Sends the request on a connection of its own and waits for the status line and headers; each
+  // read of them and of the body must progress within `idleTimeout` (connect, handshake and write
+  // within the options' timeout). `stop` cancels the stream for as long as it lives. Fails as
+  // roundTrip does.
+  ApiResult<Opened> openStream(const HttpRequest& request, Duration idleTimeout,
+                               std::stop_token stop = {});
+
  private:
   class Connection;
   using ConnectionPtr = std::unique_ptr<Connection>;
@@ -110,6 +130,9 @@ class HttpTransport {
   std::optional<ApiFailure> connect(Connection& connection);
   // Writes the request and reads the answer.
   Outcome exchange(Connection& connection, const HttpRequest& request, TimePoint start);
+  // Writes the request; the failure says why it could not.
+  std::optional<ApiFailure> writeRequest(Connection& connection, const HttpRequest& request,
+                                         bool& timedOut);
 
   const Endpoint endpoint_;
   std::optional<boost::asio::ssl::context> tls_;
@@ -120,5 +143,34 @@ class HttpTransport {
   std::vector<ConnectionPtr> idle_;  // guarded by mu_; the most recently used last
 };
 using HttpTransportPtr = std::unique_ptr<HttpTransport>;
+
+// The body of a 2xx answer being read: it holds its own connection, which it closes when
+// destroyed (or when the stop token given to openStream is requested). Used by one thread.
+class HttpTransport::Stream {
+ public:
+  // The bytes read per block: the most read from the body that the stream holds at once, beside
+  // what the connection has read ahead of the parser (at most one socket read of 64 KiB).
+  static constexpr size_t kBlockBytes = 64 * 1024;
+
+  ~Stream();
+  Stream(const Stream&) = delete;
+  Stream& operator=(const Stream&) = delete;
+
+  int status() const;
+  Duration headersTook() const;  // from the start of openStream until the headers arrived
+  // The next bytes of the body, waiting for at least one; an empty view at its end. Valid until
+  // the next call. Fails with a Connection failure when the connection breaks or stays silent for
+  // the idle timeout, Cancelled once the stop token is requested.
+  ApiResult<std::string_view> read();
+  // Bytes read from the socket and not yet returned by read(): the read-ahead, bounded by one
+  // socket read plus what the parser could not yet place.
+  size_t bufferedBytes() const;
+
+ private:
+  friend class HttpTransport;
+  struct State;
+  explicit Stream(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
 
 }  // namespace berth::client

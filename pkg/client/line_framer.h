@@ -29,6 +29,9 @@ class LineFramer {
   // Called at the end of the body: fails when it ended inside a line (the server was cut off).
   ApiResult<void> finish() const;
 
+  // Bytes appended and not yet returned as lines.
+  size_t bufferedBytes() const { return pending_.size() - pos_; }
+
  private:
   ApiFailure tooLong() const;
 

@@ -75,6 +75,9 @@ class WatchStream {
  public:
   virtual ~WatchStream() = default;
   virtual ApiResult<std::optional<WatchEvent>> next() = 0;
+  // The most bytes of the body read ahead of the events returned so far, at any one time: what
+  // the stream buffers, for tests of its bound. 0 for a stream that reads no bytes.
+  virtual size_t mostBufferedBytes() const { return 0; }
 };
 using WatchStreamPtr = std::unique_ptr<WatchStream>;
 

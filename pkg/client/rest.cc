@@ -1,12 +1,8 @@
 #include "pkg/client/rest.h"
 
-#include <cpprest/http_client.h>
-#include <openssl/err.h>
 #include <openssl/ssl.h>
-#include <pplx/threadpool.h>
 
 #include <algorithm>
-#include <array>
 #include <atomic>
 #include <boost/asio/ssl.hpp>
 #include <functional>
@@ -26,19 +22,15 @@ namespace berth::client {
 namespace {
 
 using nlohmann::json;
-namespace http = web::http;
 
 // What to send; built by each verb.
 struct Request {
-  Request(http::method m, std::string p, std::optional<std::string> b = std::nullopt,
+  Request(std::string_view m, std::string p, std::optional<std::string> b = std::nullopt,
           std::string type = "application/json")
-      : method(std::move(m)),
-        path(std::move(p)),
-        body(std::move(b)),
-        contentType(std::move(type)) {}
+      : method(m), path(std::move(p)), body(std::move(b)), contentType(std::move(type)) {}
 
-  http::method method;
-  std::string path;  // with the query string
+  std::string_view method;  // "GET": a literal
+  std::string path;         // with the query string
   std::optional<std::string> body;
   std::string contentType;
   bool idempotent = false;
@@ -46,25 +38,12 @@ struct Request {
   mutable std::string sentToken;
 };
 
-// A connection error's text; TLS errors carry the packed OpenSSL code, which std::error_code
-// cannot name ("Unknown error 167772294").
-std::string describe(const http::http_exception& e) {
-  const int code = e.error_code().value();
-  if (code > 0 && ERR_GET_LIB(static_cast<unsigned long>(code)) != 0) {
-    if (const char* reason = ERR_reason_error_string(static_cast<unsigned long>(code))) {
-      return std::string(e.what()) + ": " + reason;
-    }
-  }
-  return e.what();
-}
-
 // Installs the TLS material on a context; the error names what failed to load.
 util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig& config) {
   boost::system::error_code ec;
   if (!config.caPem.empty()) {
-    // Both transports load the system's roots first (cpprestsdk calls set_default_verify_paths()
-    // before this callback): start from an empty store so that only the kubeconfig's CA is
-    // trusted.
+    // The context loaded the system's roots first: start from an empty store so that only the
+    // kubeconfig's CA is trusted.
     SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
     ctx.add_certificate_authority(boost::asio::buffer(config.caPem), ec);
     if (ec) {
@@ -85,26 +64,13 @@ util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig
   return {};
 }
 
-std::string header(const http::http_headers& headers, const std::string& name) {
-  const auto it = headers.find(name);
-  return it == headers.end() ? std::string() : it->second;
-}
-
-// A watch response body read in blocks and split into lines.
+// A watch response body read a block at a time and split into lines. Nothing more is read from
+// the socket until the lines already read are consumed, so the caller's pace holds the server
+// back (TCP flow control) and at most one event plus one block is buffered.
 class HttpWatchStream final : public WatchStream {
  public:
-  HttpWatchStream(http::http_response response, const pplx::cancellation_token_source& cts,
-                  std::stop_token stop, size_t maxLineBytes)
-      : response_(std::move(response)),
-        body_(response_.body().streambuf()),
-        cts_(cts),
-        on_stop_(std::move(stop), [cts]() mutable { cts.cancel(); }),
-        lines_(maxLineBytes) {}
-
-  ~HttpWatchStream() override {
-    // Close the connection, or cpprestsdk keeps reading the endless body into the buffer.
-    cts_.cancel();
-  }
+  HttpWatchStream(HttpTransport::StreamPtr body, size_t maxLineBytes)
+      : body_(std::move(body)), lines_(maxLineBytes) {}
 
   ApiResult<std::optional<WatchEvent>> next() override {
     while (true) {
@@ -119,60 +85,53 @@ class HttpWatchStream final : public WatchStream {
         }
         return std::optional<WatchEvent>(*std::move(event));
       }
-      ApiResult<size_t> n = read();
-      if (!n.ok()) {
-        return n.error();
+      ApiResult<std::string_view> bytes = body_->read();
+      if (!bytes.ok()) {
+        return bytes.error();
       }
-      if (*n == 0) {
+      if (bytes->empty()) {
         if (ApiResult<void> end = lines_.finish(); !end.ok()) {
           return end.error();
         }
         return std::optional<WatchEvent>();
       }
+      lines_.append(*bytes);
+      most_buffered_ = std::max(most_buffered_, lines_.bufferedBytes() + body_->bufferedBytes());
     }
   }
+
+  size_t mostBufferedBytes() const override { return most_buffered_; }
 
  private:
-  // Appends what is available (at least one byte, waiting for it); 0 at the end of the body.
-  ApiResult<size_t> read() {
-    try {
-      // getn() of more than is buffered waits for all of it; ask for what is there, or for 1.
-      const size_t want = std::clamp<size_t>(body_.in_avail(), 1, block_.size());
-      const size_t n = body_.getn(block_.data(), want).get();
-      lines_.append(std::string_view(reinterpret_cast<const char*>(block_.data()), n));
-      return n;
-    } catch (const http::http_exception& e) {
-      if (cts_.get_token().is_canceled()) {
-        return cancelledFailure();
-      }
-      return connectionFailure(describe(e));
-    } catch (const pplx::task_canceled&) {
-      return cancelledFailure();
-    } catch (const std::exception& e) {
-      if (cts_.get_token().is_canceled()) {
-        return cancelledFailure();
-      }
-      return connectionFailure(e.what());
-    }
-  }
-
-  http::http_response response_;
-  Concurrency::streams::streambuf<uint8_t> body_;
-  pplx::cancellation_token_source cts_;
-  std::stop_callback<std::function<void()>> on_stop_;
-  std::array<uint8_t, 64 * 1024> block_{};
+  HttpTransport::StreamPtr body_;
   LineFramer lines_;
+  size_t most_buffered_ = 0;
 };
 
-// The answer of one watch attempt: the response (headers received) or why there is none.
-using Response = ApiResult<http::http_response>;
-
-int statusOf(const http::http_response& resp) { return resp.status_code(); }
 int statusOf(const HttpResponse& resp) { return resp.status; }
+int statusOf(const HttpTransport::Opened& opened) {
+  return opened.stream ? opened.stream->status() : opened.response->status;
+}
 
 // How long an attempt took until the response headers arrived, for RequestDone.
-Duration headersTook(const http::http_response&, Duration attempt) { return attempt; }
-Duration headersTook(const HttpResponse& resp, Duration) { return resp.headersTook; }
+Duration headersTook(const HttpResponse& resp) { return resp.headersTook; }
+Duration headersTook(const HttpTransport::Opened& opened) {
+  return opened.stream ? opened.stream->headersTook() : opened.response->headersTook;
+}
+
+// The host a redirect points to, "localhost:47123"; empty for one to a path on the same server.
+std::string_view redirectHost(std::string_view location) {
+  const size_t scheme = location.find("://");
+  if (scheme == std::string_view::npos) {
+    return {};
+  }
+  location.remove_prefix(scheme + 3);
+  location = location.substr(0, location.find_first_of("/?#"));
+  if (const size_t at = location.rfind('@'); at != std::string_view::npos) {
+    location.remove_prefix(at + 1);  // never repeat credentials from the URL
+  }
+  return location;
+}
 
 // The largest response body read: lists of tens of thousands of objects are big, not this big.
 constexpr size_t kMaxResponseBytes = 64 * 1024 * 1024;
@@ -180,10 +139,6 @@ constexpr size_t kMaxResponseBytes = 64 * 1024 * 1024;
 constexpr size_t kMaxIdleConnections = 32;
 
 }  // namespace
-
-void initializeClientThreads(size_t threads) {
-  crossplat::threadpool::initialize_with_threads(threads);
-}
 
 // "https://10.0.0.1:6443/prefix" -> "10.0.0.1:6443".
 std::string hostOf(std::string_view server) {
@@ -193,15 +148,13 @@ std::string hostOf(std::string_view server) {
   return std::string(server.substr(0, server.find('/')));
 }
 
-// Unary calls go over the HttpTransport on the calling thread; watches, which stream, over
-// cpprestsdk.
+// Every call goes over the HttpTransport on the calling thread; a watch streams its body.
 struct RestClient::Impl {
   RestConfig config;
   RestOptions options;
   util::Clock& clock;
   util::Random& random;
   HttpTransportPtr transport;
-  std::optional<http::client::http_client> watchClient;
   TokenSource tokens;
   std::unique_ptr<ExecCredentialSource> exec;  // when the user's credentials come from a plugin
   TokenBucket limiter;
@@ -233,20 +186,6 @@ struct RestClient::Impl {
     return r.sentToken;
   }
 
-  http::client::http_client_config clientConfig(Duration timeout) const {
-    http::client::http_client_config cfg;
-    cfg.set_timeout(std::chrono::duration_cast<std::chrono::microseconds>(timeout));
-    if (config.server.starts_with("https://")) {
-      cfg.set_validate_certificates(!config.insecureSkipTLSVerify);
-      RestConfig tls = config;
-      cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
-        // Checked in create(); a failure here would surface as a handshake error.
-        configureTls(ctx, tls).ignore();
-      });
-    }
-    return cfg;
-  }
-
   // One attempt (made by `attempt`), reported to options.onRequest.
   template <typename Answer, typename Attempt>
   ApiResult<Answer> sendOnce(const Request& r, Attempt& attempt) {
@@ -258,88 +197,67 @@ struct RestClient::Impl {
     std::string code = "<error>";
     if (resp.ok()) {
       code = std::to_string(statusOf(*resp));
-      took = headersTook(*resp, took);
+      took = headersTook(*resp);
     }
     options.onRequest(RequestDone{r.method, host, code, took});
     return resp;
   }
 
-  // One watch attempt: sends and waits for the response headers.
-  Response attempt(const Request& r, pplx::cancellation_token_source& cts, std::stop_token stop) {
-    http::http_request req(r.method);
-    req.set_request_uri(r.path);
-    http::http_headers& h = req.headers();
-    h.add(http::header_names::accept, "application/json");
-    h.add(http::header_names::user_agent, config.userAgent);
-    ApiResult<std::string> token = bearerToken(r);
-    if (!token.ok()) {
-      return token.error();
-    }
-    if (!token->empty()) {
-      h.add(http::header_names::authorization, "Bearer " + *token);
-    }
-    if (r.body) {
-      // Bytes, not set_body(std::string): that overload reinterprets a char stream buffer as a
-      // uint8_t one, which UBSan rightly reports. The header set first is kept by set_body.
-      h.add(http::header_names::content_type, r.contentType);
-      req.set_body(std::vector<unsigned char>(r.body->begin(), r.body->end()));
-    }
-    std::stop_callback onStop(stop, [&cts] { cts.cancel(); });
-    try {
-      return watchClient->request(req, cts.get_token()).get();
-    } catch (const http::http_exception& e) {
-      if (cts.get_token().is_canceled()) {
-        return cancelledFailure();
-      }
-      return connectionFailure(describe(e));
-    } catch (const pplx::task_canceled&) {
-      return cancelledFailure();
-    } catch (const std::exception& e) {
-      return connectionFailure(e.what());
-    }
-  }
-
-  // One unary attempt: sends and reads the whole answer, on this thread.
-  ApiResult<HttpResponse> roundTrip(const Request& r, std::stop_token stop) {
+  // One attempt with the current credentials: `exchange` sends the request it is given.
+  template <typename Answer, typename Exchange>
+  ApiResult<Answer> withRequest(const Request& r, const Exchange& exchange) {
     ApiResult<std::string> token = bearerToken(r);
     if (!token.ok()) {
       return token.error();
     }
     const std::string authorization = token->empty() ? std::string() : "Bearer " + *token;
-    HttpRequest req{.method = r.method,
-                    .target = r.path,
-                    .body = r.body ? std::optional<std::string_view>(*r.body) : std::nullopt,
-                    .contentType = r.contentType,
-                    .accept = "application/json",
-                    .userAgent = config.userAgent,
-                    .authorization = authorization,
-                    .idempotent = r.idempotent};
-    return transport->roundTrip(req, std::move(stop));
+    const HttpRequest req{.method = r.method,
+                          .target = r.path,
+                          .body = r.body ? std::optional<std::string_view>(*r.body) : std::nullopt,
+                          .contentType = r.contentType,
+                          .accept = "application/json",
+                          .userAgent = config.userAgent,
+                          .authorization = authorization,
+                          .idempotent = r.idempotent};
+    return exchange(req);
   }
 
-  // Turns a non-2xx watch response into its failure; reads the whole body.
-  ApiFailure failureOf(const Request& r, http::http_response& resp) {
-    std::string body;
-    try {
-      body = resp.extract_utf8string(true).get();
-    } catch (const std::exception&) {
-      // The code says enough; the body is only detail.
-    }
-    return failureOf(r, resp.status_code(), body,
-                     header(resp.headers(), http::header_names::retry_after));
+  // One unary attempt: sends and reads the whole answer, on this thread.
+  ApiResult<HttpResponse> roundTrip(const Request& r, const std::stop_token& stop) {
+    return withRequest<HttpResponse>(
+        r, [&](const HttpRequest& req) { return transport->roundTrip(req, stop); });
   }
-  ApiFailure failureOf(const Request& r, HttpResponse& resp) {
-    return failureOf(r, resp.status, resp.body, resp.retryAfter);
+
+  // One watch attempt: sends and waits for the response headers.
+  ApiResult<HttpTransport::Opened> openWatch(const Request& r, const std::stop_token& stop) {
+    return withRequest<HttpTransport::Opened>(r, [&](const HttpRequest& req) {
+      return transport->openStream(req, options.watchIdleTimeout, stop);
+    });
   }
-  ApiFailure failureOf(const Request& r, int status, std::string_view body,
-                       std::string_view retryAfter) {
-    if (status == 401) {
+
+  // Turns a non-2xx answer into its failure.
+  ApiFailure failureOf(const Request& r, const HttpTransport::Opened& opened) {
+    return failureOf(r, *opened.response);
+  }
+  ApiFailure failureOf(const Request& r, const HttpResponse& resp) {
+    if (resp.status == 401) {
       tokens.invalidate();  // perhaps the token rotated under us
       if (exec) {
         exec->invalidate(r.sentToken);  // client-go runs the plugin again after a 401
       }
     }
-    return decodeFailure(status, r.method, body, retryAfter);
+    ApiFailure failure = decodeFailure(resp.status, r.method, resp.body, resp.retryAfter);
+    if (resp.status >= 300 && resp.status < 400) {
+      // Redirects are not followed: the credentials would go with the request to whoever the
+      // Location names, and lists and watches could end up on different servers.
+      const std::string_view to = redirectHost(resp.location);
+      failure.status.message = std::string(r.method) + " " + r.path +
+                               ": the server redirected to " +
+                               (to.empty() ? std::string("another path on itself")
+                                           : "host \"" + std::string(to) + "\"") +
+                               ", which berth does not follow";
+    }
+    return failure;
   }
 
   // Sends with rate limiting and, for idempotent requests, retries; `attempt()` makes one
@@ -471,12 +389,6 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
     return transport.error();
   }
   impl->transport = *std::move(transport);
-  try {
-    const web::uri base(config.server);
-    impl->watchClient.emplace(base, impl->clientConfig(impl->options.watchIdleTimeout));
-  } catch (const std::exception& e) {
-    return util::invalidArgument("server \"" + config.server + "\": " + e.what());
-  }
   return std::unique_ptr<RestClient>(new RestClient(std::move(impl)));
 }
 
@@ -485,20 +397,20 @@ const std::string& RestClient::server() const { return impl_->config.server; }
 ApiResult<json> RestClient::get(const Resource& resource, std::string_view ns,
                                 std::string_view name, std::string_view subresource,
                                 std::stop_token stop) {
-  Request r{http::methods::GET, resource.path(ns, name, subresource)};
+  Request r{"GET", resource.path(ns, name, subresource)};
   r.idempotent = true;
   return impl_->call(r, std::move(stop));
 }
 
 ApiResult<json> RestClient::getPath(std::string_view path, std::stop_token stop) {
-  Request r{http::methods::GET, std::string(path)};
+  Request r{"GET", std::string(path)};
   r.idempotent = true;
   return impl_->call(r, std::move(stop));
 }
 
 ApiResult<ObjectList> RestClient::list(const Resource& resource, std::string_view ns,
                                        const ListOptions& options, std::stop_token stop) {
-  Request r{http::methods::GET, resource.path(ns) + queryString(options)};
+  Request r{"GET", resource.path(ns) + queryString(options)};
   r.idempotent = true;
   ApiResult<json> body = impl_->call(r, std::move(stop));
   if (!body.ok()) {
@@ -522,37 +434,34 @@ ApiResult<WatchStreamPtr> RestClient::watch(const Resource& resource, std::strin
   if (o.timeoutSeconds <= 0 || o.timeoutSeconds > limit) {
     o.timeoutSeconds = std::max<int64_t>(limit, 1);
   }
-  Request r{http::methods::GET, resource.path(ns) + queryString(o)};
+  Request r{"GET", resource.path(ns) + queryString(o)};
   r.idempotent = true;
-  pplx::cancellation_token_source cts;
-  Response resp = impl_->send<http::http_response>(r, stop, [&] {
-    cts = pplx::cancellation_token_source();  // a cancelled attempt's source stays cancelled
-    return impl_->attempt(r, cts, stop);
-  });
-  if (!resp.ok()) {
-    return resp.error();
+  ApiResult<HttpTransport::Opened> opened =
+      impl_->send<HttpTransport::Opened>(r, stop, [&] { return impl_->openWatch(r, stop); });
+  if (!opened.ok()) {
+    return opened.error();
   }
-  return WatchStreamPtr(std::make_unique<HttpWatchStream>(*std::move(resp), cts, std::move(stop),
+  return WatchStreamPtr(std::make_unique<HttpWatchStream>(std::move(opened->stream),
                                                           impl_->options.maxWatchEventBytes));
 }
 
 ApiResult<json> RestClient::create(const Resource& resource, std::string_view ns,
                                    const json& object, std::stop_token stop) {
-  Request r{http::methods::POST, resource.path(ns), object.dump()};
+  Request r{"POST", resource.path(ns), object.dump()};
   return impl_->call(r, std::move(stop));
 }
 
 ApiResult<json> RestClient::post(const Resource& resource, std::string_view ns,
                                  std::string_view name, std::string_view subresource,
                                  const json& body, std::stop_token stop) {
-  Request r{http::methods::POST, resource.path(ns, name, subresource), body.dump()};
+  Request r{"POST", resource.path(ns, name, subresource), body.dump()};
   return impl_->call(r, std::move(stop));
 }
 
 ApiResult<json> RestClient::update(const Resource& resource, std::string_view ns,
                                    std::string_view name, const json& object,
                                    std::string_view subresource, std::stop_token stop) {
-  Request r{http::methods::PUT, resource.path(ns, name, subresource), object.dump()};
+  Request r{"PUT", resource.path(ns, name, subresource), object.dump()};
   const auto meta = object.find("metadata");
   r.idempotent = meta != object.end() && meta->is_object() &&
                  meta->value("resourceVersion", std::string()) != "";
@@ -562,7 +471,7 @@ ApiResult<json> RestClient::update(const Resource& resource, std::string_view ns
 ApiResult<json> RestClient::patch(const Resource& resource, std::string_view ns,
                                   std::string_view name, PatchType type, const json& patch,
                                   std::string_view subresource, std::stop_token stop) {
-  Request r{http::methods::PATCH, resource.path(ns, name, subresource), patch.dump(),
+  Request r{"PATCH", resource.path(ns, name, subresource), patch.dump(),
             std::string(api::contentType(type))};
   // A merge patch sets fields to given values: applying it twice is applying it once.
   r.idempotent = type != PatchType::Json;
@@ -572,7 +481,7 @@ ApiResult<json> RestClient::patch(const Resource& resource, std::string_view ns,
 ApiResult<json> RestClient::remove(const Resource& resource, std::string_view ns,
                                    std::string_view name, const Preconditions& preconditions,
                                    std::stop_token stop) {
-  Request r{http::methods::DEL, resource.path(ns, name)};
+  Request r{"DELETE", resource.path(ns, name)};
   if (!preconditions.uid.empty() || !preconditions.resourceVersion.empty()) {
     r.body = api::encodeDeleteOptions({preconditions}).dump();
   }

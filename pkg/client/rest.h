@@ -7,13 +7,14 @@
 // failure of a series of retried calls is logged at once at the default verbosity, the retries
 // after it at V(4).
 //
-// Every call is synchronous: it blocks the calling thread (never call it from a cpprestsdk
-// continuation) and can be cancelled through its stop token. Calls pass a client-side token
+// Every call is synchronous: it runs on the calling thread (no pool of the client's own) and can
+// be cancelled through its stop token. Calls pass a client-side token
 // bucket (qps/burst) first. Idempotent calls (GET, LIST, watch start, DELETE, PUT with a
 // resourceVersion, merge patches) are retried on connection errors, 429 and 5xx with jittered
 // exponential backoff, or after Retry-After when the server sends one. POST (create, binding) is
 // never retried: the scheduler must send exactly one binding per decision and decide itself.
-// cpprestsdk stays inside rest.cc.
+// Redirects are never followed (a 3xx fails the call, naming where it pointed), so the credentials
+// go to the configured server only.
 
 #include <functional>
 #include <memory>
@@ -30,10 +31,6 @@
 #include "pkg/util/result.h"
 
 namespace berth::client {
-
-// Sizes cpprestsdk's shared thread pool; call once, before the first client is created
-// (measured: 1-2 threads gave 2-4x the default pool's throughput).
-void initializeClientThreads(size_t threads);
 
 using PatchType = api::PatchType;
 using Preconditions = api::Preconditions;
@@ -86,7 +83,7 @@ struct RestOptions {
 class RestClient {
  public:
   // Fails on an unusable configuration (malformed server URL, CA/cert/key that do not load,
-  // tls-server-name, which cpprestsdk cannot honour).
+  // tls-server-name, which berth's transport does not implement).
   static util::Result<std::unique_ptr<RestClient>> create(const RestConfig& config,
                                                           RestOptions options = {});
   ~RestClient();
