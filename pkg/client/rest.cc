@@ -3,11 +3,13 @@
 #include <cpprest/http_client.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
+#include <openssl/x509v3.h>
 #include <pplx/threadpool.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl.hpp>
 #include <functional>
 #include <optional>
@@ -65,7 +67,11 @@ util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig
     // Both transports load the system's roots first (cpprestsdk calls set_default_verify_paths()
     // before this callback): start from an empty store so that only the kubeconfig's CA is
     // trusted.
-    SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
+    X509_STORE* store = X509_STORE_new();
+    // The kubeconfig's CA may be the server's own certificate (a leaf, or an intermediate), which
+    // Go's verifier (and so kubectl) accepts as a root; OpenSSL does with PARTIAL_CHAIN.
+    X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN);
+    SSL_CTX_set_cert_store(ctx.native_handle(), store);
     ctx.add_certificate_authority(boost::asio::buffer(config.caPem), ec);
     if (ec) {
       return util::invalidArgument("certificate authority: " + ec.message());
@@ -83,6 +89,31 @@ util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig
     }
   }
   return {};
+}
+
+// Makes the context's verification check the server's host name or IP address against the
+// certificate's subjectAltName only, never its CN (Go refuses a CN-only certificate since 1.15);
+// cpprestsdk's own check (rfc2818_verification) would fall back to the CN.
+void verifyHostOf(boost::asio::ssl::context& ctx, const std::string& server) {
+  std::string host;
+  try {
+    host = web::uri(server).host();
+  } catch (const std::exception&) {
+    return;  // create() refuses such a URL
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+  }
+  X509_VERIFY_PARAM* param = SSL_CTX_get0_param(ctx.native_handle());
+  X509_VERIFY_PARAM_set_hostflags(
+      param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
+  boost::system::error_code ec;
+  boost::asio::ip::make_address(host, ec);
+  if (!ec) {
+    X509_VERIFY_PARAM_set1_ip_asc(param, host.c_str());
+  } else {
+    X509_VERIFY_PARAM_set1_host(param, host.c_str(), 0);
+  }
 }
 
 std::string header(const http::http_headers& headers, const std::string& name) {
@@ -174,8 +205,6 @@ int statusOf(const HttpResponse& resp) { return resp.status; }
 Duration headersTook(const http::http_response&, Duration attempt) { return attempt; }
 Duration headersTook(const HttpResponse& resp, Duration) { return resp.headersTook; }
 
-// The largest response body read: lists of tens of thousands of objects are big, not this big.
-constexpr size_t kMaxResponseBytes = 64 * 1024 * 1024;
 // Idle keep-alive connections kept per client: more than the threads that call at once.
 constexpr size_t kMaxIdleConnections = 32;
 
@@ -242,6 +271,9 @@ struct RestClient::Impl {
       cfg.set_ssl_context_callback([tls](boost::asio::ssl::context& ctx) {
         // Checked in create(); a failure here would surface as a handshake error.
         configureTls(ctx, tls).ignore();
+        if (!tls.insecureSkipTLSVerify) {
+          verifyHostOf(ctx, tls.server);
+        }
       });
     }
     return cfg;
@@ -463,7 +495,7 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
   auto impl = std::make_unique<Impl>(effective, std::move(options));
   impl->exec = std::move(exec);
   HttpTransportOptions transportOptions{.timeout = impl->options.requestTimeout,
-                                        .maxBodyBytes = kMaxResponseBytes,
+                                        .maxBodyBytes = impl->options.maxResponseBytes,
                                         .maxIdleConnections = kMaxIdleConnections};
   auto transport = HttpTransport::create(effective.server, std::move(tls),
                                          !effective.insecureSkipTLSVerify, transportOptions);
