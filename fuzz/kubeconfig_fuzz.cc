@@ -13,7 +13,8 @@ namespace util = berth::util;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text = berth::fuzz::asText(data, size);
-  const client::FileReader read = [](const std::string& path) -> util::Result<std::string> {
+  const client::FileReader read = [](const std::string& path,
+                                     size_t /*maxBytes*/) -> util::Result<std::string> {
     if (path.find("missing") != std::string::npos) {
       return util::Error{util::ErrorCode::NotFound, "open " + path + ": no such file or directory"};
     }

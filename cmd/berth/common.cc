@@ -70,14 +70,14 @@ util::Result<client::RestConfig> loadKubectlConfig(const std::string& kubeconfig
     return std::filesystem::exists(path, ec);
   };
   auto loaded = client::loadKubeconfigFiles(client::kubeconfigSearchPaths(environment), context,
-                                            readFile, exists);
+                                            client::readFileAtMost, exists);
   if (loaded.ok() || loaded.error().code != util::ErrorCode::NotFound) return loaded;
   if (environment("KUBERNETES_SERVICE_HOST").empty()) {
     return util::invalidArgument(loaded.error().message +
                                  ": pass --kubeconfig PATH or set KUBECONFIG, or run berth in a "
                                  "pod, where the service account is used");
   }
-  return client::inClusterConfig(environment, readFile);
+  return client::inClusterConfig(environment, client::readFileAtMost);
 }
 
 util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
@@ -85,7 +85,7 @@ util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
   if (!kubeconfig.empty()) {
     auto text = readFile(kubeconfig);
     if (!text.ok()) return text.error().wrap("--kubeconfig");
-    return client::loadKubeconfig(*text, kubeconfig, context, readFile);
+    return client::loadKubeconfig(*text, kubeconfig, context, client::readFileAtMost);
   }
   auto getenv = environment;
   if (getenv("KUBERNETES_SERVICE_HOST").empty()) {
@@ -94,7 +94,7 @@ util::Result<client::RestConfig> loadClientConfig(const std::string& kubeconfig,
         "in --config), or run berth in a pod, where KUBERNETES_SERVICE_HOST and the service "
         "account token are provided");
   }
-  return client::inClusterConfig(getenv, readFile);
+  return client::inClusterConfig(getenv, client::readFileAtMost);
 }
 
 std::stop_source stopOnSignals() {

@@ -1,10 +1,17 @@
 #include "pkg/client/config.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdint>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <utility>
 #include <vector>
 
@@ -494,8 +501,9 @@ std::string resolvePath(std::string_view kubeconfigPath, const std::string& ref)
 }
 
 Result<std::string> readReferenced(const FileReader& read, const std::string& path,
-                                   const std::string& field) {
-  Result<std::string> content = read(path);
+                                   const std::string& field,
+                                   size_t maxBytes = kMaxConfigFileBytes) {
+  Result<std::string> content = read(path, maxBytes);
   if (!content.ok()) {
     return content.error().wrap(field + ": reading " + util::quoteGo(path));
   }
@@ -661,7 +669,7 @@ Result<void> applyUser(const User& u, std::string_view name, const FileReader& r
   }
   if (u.token.empty() && !u.tokenFile.empty()) {
     const std::string field = u.field + ".tokenFile";
-    Result<std::string> token = readReferenced(read, out.tokenFile, field);
+    Result<std::string> token = readReferenced(read, out.tokenFile, field, kMaxTokenFileBytes);
     if (!token.ok()) {
       return token.error();
     }
@@ -678,6 +686,48 @@ Result<void> applyUser(const User& u, std::string_view name, const FileReader& r
 }
 
 }  // namespace
+
+Result<std::string> readFileAtMost(const std::string& path, size_t maxBytes) {
+  const auto tooLarge = [&] {
+    return util::invalidArgument("larger than " + std::to_string(maxBytes) + " bytes");
+  };
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int err = errno;
+    return Error{err == ENOENT ? util::ErrorCode::NotFound : util::ErrorCode::InvalidArgument,
+                 std::generic_category().message(err)};
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      static_cast<uint64_t>(st.st_size) > maxBytes) {
+    ::close(fd);
+    return tooLarge();
+  }
+  // One byte more than the limit tells a file that fits from one that does not.
+  std::string content(maxBytes + 1, '\0');
+  size_t got = 0;
+  while (got < content.size()) {
+    const ssize_t n = ::read(fd, content.data() + got, content.size() - got);
+    if (n < 0 && errno == EINTR) {
+      continue;
+    }
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      return util::invalidArgument(std::generic_category().message(err));
+    }
+    if (n == 0) {
+      break;
+    }
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got > maxBytes) {
+    return tooLarge();
+  }
+  content.resize(got);
+  return content;
+}
 
 std::string defaultUserAgent() { return std::string("berth/") + BERTH_VERSION; }
 
@@ -818,7 +868,7 @@ Result<RestConfig> loadKubeconfigFiles(const std::vector<std::string>& paths,
     if (!exists(path)) {
       continue;  // as kubectl: a listed file that does not exist is skipped
     }
-    Result<std::string> text = read(path);
+    Result<std::string> text = read(path, kMaxConfigFileBytes);
     if (!text.ok()) {
       return text.error().wrap("kubeconfig " + path);
     }
@@ -846,7 +896,7 @@ Result<RestConfig> inClusterConfig(const Env& getenv, const FileReader& read) {
   out.server = "https://" + (ipv6 ? "[" + host + "]" : host) + ":" + port;
 
   const std::string tokenPath(kServiceAccountTokenPath);
-  Result<std::string> token = read(tokenPath);
+  Result<std::string> token = read(tokenPath, kMaxTokenFileBytes);
   if (!token.ok()) {
     return token.error().wrap("unable to load in-cluster configuration: reading " + tokenPath);
   }
@@ -858,7 +908,7 @@ Result<RestConfig> inClusterConfig(const Env& getenv, const FileReader& read) {
 
   // As client-go: an unusable ca.crt is logged and the system roots are used instead.
   const std::string caPath(kServiceAccountCAPath);
-  Result<std::string> ca = read(caPath);
+  Result<std::string> ca = read(caPath, kMaxConfigFileBytes);
   if (!ca.ok()) {
     out.warnings.push_back("Expected to load root CA config from " + caPath +
                            ", but got err: " + ca.error().message);

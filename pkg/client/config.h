@@ -17,8 +17,17 @@
 
 namespace berth::client {
 
-// Reads a whole file; the error message says why it could not (e.g. "No such file or directory").
-using FileReader = std::function<util::Result<std::string>(const std::string& path)>;
+// Reads a file of at most `maxBytes`; the error message says why it could not (e.g. "No such file
+// or directory", or that the file is larger than the limit).
+using FileReader =
+    std::function<util::Result<std::string>(const std::string& path, size_t maxBytes)>;
+// The FileReader of the real file system. A regular file larger than `maxBytes` is refused after a
+// stat, unread, and no more than maxBytes + 1 bytes are read of any file, so one that never ends
+// (/dev/zero as a tokenFile) or grows while read cannot exhaust memory.
+util::Result<std::string> readFileAtMost(const std::string& path, size_t maxBytes);
+// The limit for the kubeconfig and the certificates, keys and kubeconfigs it names (token files
+// have kMaxTokenFileBytes): far above any real one.
+inline constexpr size_t kMaxConfigFileBytes = 16 * 1024 * 1024;
 // Returns an environment variable, empty when unset (as Go's os.Getenv).
 using Env = std::function<std::string(const std::string& name)>;
 // Whether a file exists (kubectl skips $KUBECONFIG entries that do not).

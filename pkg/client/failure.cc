@@ -208,4 +208,10 @@ ApiFailure badResponse(std::string message) {
   return f;
 }
 
+ApiFailure responseTooLarge(std::string message) {
+  ApiFailure f = badResponse(std::move(message));
+  f.overLimit = true;
+  return f;
+}
+
 }  // namespace berth::client

@@ -28,6 +28,8 @@ struct ApiFailure {
   api::Status status{};
   // A Retry-After header (or details.retryAfterSeconds) in seconds, as 429 and some 5xx carry.
   std::optional<std::chrono::seconds> retryAfter;
+  // A BadResponse because the body was over the client's size limit: a smaller page may fit.
+  bool overLimit = false;
 
   bool isStatus(int httpCode) const { return kind == Kind::Status && status.code == httpCode; }
   bool isNotFound() const { return isStatus(404); }
@@ -36,6 +38,7 @@ struct ApiFailure {
   bool isGone() const {
     return isStatus(410) || (kind == Kind::Status && status.reason == "Expired");
   }
+  bool isResponseTooLarge() const { return kind == Kind::BadResponse && overLimit; }
   // Worth retrying for an idempotent call: no answer, 429 Too Many Requests, or a 5xx.
   bool isTransient() const;
 
@@ -59,5 +62,7 @@ ApiFailure decodeFailure(int code, std::string_view verb, std::string_view body,
 ApiFailure connectionFailure(std::string message);
 ApiFailure cancelledFailure();
 ApiFailure badResponse(std::string message);
+// A BadResponse for a body over the client's limit (isResponseTooLarge()).
+ApiFailure responseTooLarge(std::string message);
 
 }  // namespace berth::client

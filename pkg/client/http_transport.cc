@@ -313,8 +313,10 @@ std::optional<ApiFailure> HttpTransport::connect(Connection& c) {
   if (verify_peer_) {
     // OpenSSL checks the name while it verifies the chain (as asio's host_name_verification
     // does), and a mismatch then reads "hostname mismatch" rather than a bare verify failure.
+    // Only the subjectAltName counts: Go has refused a name found only in the CN since 1.15.
     X509_VERIFY_PARAM* param = SSL_get0_param(ssl);
-    X509_VERIFY_PARAM_set_hostflags(param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+    X509_VERIFY_PARAM_set_hostflags(
+        param, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS | X509_CHECK_FLAG_NEVER_CHECK_SUBJECT);
     const int named = e.hostIsAddress ? X509_VERIFY_PARAM_set1_ip_asc(param, e.host.c_str())
                                       : X509_VERIFY_PARAM_set1_host(param, e.host.c_str(), 0);
     if (named != 1) {
@@ -409,8 +411,8 @@ HttpTransport::Outcome HttpTransport::exchange(Connection& c, const HttpRequest&
       out.timedOut = ec == beast::error::timeout;
       const std::string what = std::string(request.method) + " " + std::string(request.target);
       if (ec == http::error::body_limit) {
-        out.failure = badResponse(what + ": response body over the limit of " +
-                                  std::to_string(options_.maxBodyBytes) + " bytes");
+        out.failure = responseTooLarge(what + ": response body over the limit of " +
+                                       std::to_string(options_.maxBodyBytes) + " bytes");
       } else if (ec == http::error::header_limit) {
         out.failure = badResponse(what + ": response headers over the limit of " +
                                   std::to_string(kMaxHeaderBytes) + " bytes");

@@ -3,6 +3,7 @@
 #include <string>
 
 #include "pkg/api/json.h"
+#include "pkg/log/log.h"
 
 namespace berth::client {
 namespace {
@@ -121,10 +122,12 @@ ApiResult<WatchEvent> decodeWatchEvent(std::string_view line) {
   WatchEvent e;
   const std::string& t = type->get_ref<const std::string&>();
   const std::optional<api::WatchEventType> parsed = api::parseWatchEventType(t);
-  if (!parsed) {
-    return badResponse("unknown watch event type \"" + t + "\"");
+  if (parsed) {
+    e.type = *parsed;
+  } else {
+    // Named in one log line: a prefix is enough, and "" must still read as set.
+    e.unknownType = t.empty() ? std::string("\"\"") : t.substr(0, 64);
   }
-  e.type = *parsed;
   e.object = std::move(*object);
   return e;
 }
@@ -136,12 +139,29 @@ ApiResult<ObjectList> listAllPages(const ListPageFn& listPage, ListOptions optio
   }
   ObjectList all;
   bool first = true;
+  bool shrunk = false;
   while (true) {
     if (stop.stop_requested()) {
       return cancelledFailure();
     }
     ApiResult<ObjectList> page = listPage(options);
     if (!page.ok()) {
+      if (page.error().isResponseTooLarge() && options.limit > 1) {
+        // Valid objects can make a page too big (up to ~3 MiB each): ask for the same page, from
+        // the same continue token, in fewer objects. A page of one always fits.
+        const int64_t smaller = options.limit / 2;
+        if (!shrunk) {
+          shrunk = true;
+          log::warning(
+              "A list page is over the response size limit; listing in smaller pages",
+              {{"limit", options.limit}, {"newLimit", smaller}, {"err", page.error().toString()}});
+        } else {
+          log::info(4, "A list page is still over the response size limit",
+                    {{"limit", options.limit}, {"newLimit", smaller}});
+        }
+        options.limit = smaller;
+        continue;
+      }
       if (!first && page.error().isGone()) {
         // The continue token expired: read everything at once instead.
         ListOptions whole = options;

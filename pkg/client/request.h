@@ -61,11 +61,15 @@ struct WatchEvent {
   using Type = api::WatchEventType;
   Type type = Type::Added;
   nlohmann::json object;  // for Error, a metav1.Status
+  // The type as sent when it is none of the above (`type` is then meaningless): client-go's
+  // reflector skips such events, and so does berth's.
+  std::string unknownType{};
 
   // The object's metadata.resourceVersion ("" when absent).
   std::string resourceVersion() const;
 };
-// Parses one watch line; a line that is not JSON or not an event is a BadResponse failure.
+// Parses one watch line; a line that is not JSON or not an event is a BadResponse failure. An
+// event of an unknown type is returned with unknownType set.
 ApiResult<WatchEvent> decodeWatchEvent(std::string_view line);
 
 // An open watch. next() blocks until an event arrives, the stream ends (nullopt: the server closed
@@ -86,7 +90,9 @@ using ListPageFn = std::function<ApiResult<ObjectList>(const ListOptions&)>;
 
 // Lists everything by pages of `options.limit` (500 when 0, as client-go's pager), following
 // `continue` tokens. The result's resourceVersion is that of the list (all pages are one snapshot).
-// As client-go's pager, an expired continue token (410) falls back to one unpaged list.
+// As client-go's pager, an expired continue token (410) falls back to one unpaged list. A page
+// over the client's response size limit (isResponseTooLarge) is asked again with half the limit,
+// down to 1, and the rest of the list keeps the smaller limit; the first shrink is logged.
 ApiResult<ObjectList> listAllPages(const ListPageFn& listPage, ListOptions options,
                                    std::stop_token stop = {});
 

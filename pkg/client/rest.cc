@@ -44,7 +44,11 @@ util::Result<void> configureTls(boost::asio::ssl::context& ctx, const RestConfig
   if (!config.caPem.empty()) {
     // The context loaded the system's roots first: start from an empty store so that only the
     // kubeconfig's CA is trusted.
-    SSL_CTX_set_cert_store(ctx.native_handle(), X509_STORE_new());
+    X509_STORE* store = X509_STORE_new();
+    // The kubeconfig's CA may be the server's own certificate (a leaf, or an intermediate), which
+    // Go's verifier (and so kubectl) accepts as a root; OpenSSL does with PARTIAL_CHAIN.
+    X509_STORE_set_flags(store, X509_V_FLAG_PARTIAL_CHAIN);
+    SSL_CTX_set_cert_store(ctx.native_handle(), store);
     ctx.add_certificate_authority(boost::asio::buffer(config.caPem), ec);
     if (ec) {
       return util::invalidArgument("certificate authority: " + ec.message());
@@ -133,8 +137,6 @@ std::string_view redirectHost(std::string_view location) {
   return location;
 }
 
-// The largest response body read: lists of tens of thousands of objects are big, not this big.
-constexpr size_t kMaxResponseBytes = 64 * 1024 * 1024;
 // Idle keep-alive connections kept per client: more than the threads that call at once.
 constexpr size_t kMaxIdleConnections = 32;
 
@@ -381,7 +383,7 @@ util::Result<std::unique_ptr<RestClient>> RestClient::create(const RestConfig& c
   auto impl = std::make_unique<Impl>(effective, std::move(options));
   impl->exec = std::move(exec);
   HttpTransportOptions transportOptions{.timeout = impl->options.requestTimeout,
-                                        .maxBodyBytes = kMaxResponseBytes,
+                                        .maxBodyBytes = impl->options.maxResponseBytes,
                                         .maxIdleConnections = kMaxIdleConnections};
   auto transport = HttpTransport::create(effective.server, std::move(tls),
                                          !effective.insecureSkipTLSVerify, transportOptions);

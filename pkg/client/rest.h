@@ -66,6 +66,8 @@ struct RestOptions {
   // k8s.io/apiserver/pkg/server/config.go) and etcd requests over 1.5 MiB, so no stored object's
   // event comes near 16 MiB.
   size_t maxWatchEventBytes = 16 * 1024 * 1024;
+  // The largest answer to a unary call; a list page over it is asked again in smaller pages.
+  size_t maxResponseBytes = 64 * 1024 * 1024;
   RetryOptions retry;
   Duration tokenCheckInterval = std::chrono::seconds(5);
   // Times requests, paces the rate limiter and token checks, and sleeps between retries; the

@@ -34,4 +34,23 @@ void logUndecodable(std::string_view resource, std::string_view key, const util:
              {{"resource", resource}, {"object", key}});
 }
 
+void SkippedObjects::add(std::string_view key, const util::Error& error) {
+  if (count_ == 0) {
+    first_error_ = error.message;
+  }
+  ++count_;
+  if (first_.size() < kNamed) {
+    first_.emplace_back(key.empty() ? "<no name>" : key);
+  }
+}
+
+void SkippedObjects::log(std::string_view resource) const {
+  if (count_ == 0) {
+    return;
+  }
+  // The first error stands for the rest: a server that sends one broken object usually sends many.
+  log::error(first_error_, "Skipping listed objects that do not decode",
+             {{"resource", resource}, {"count", count_}, {"first", nlohmann::json(first_)}});
+}
+
 }  // namespace berth::informer

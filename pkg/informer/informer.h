@@ -7,8 +7,9 @@
 // stream) is reconciled against the store, giving onAdd for new objects, onUpdate for those whose
 // resourceVersion changed, onDelete for those gone (with the last known object) and nothing for
 // the unchanged; a watch event repeating the stored resourceVersion is dropped. An object that
-// does not decode is logged with its namespace/name and skipped (the store keeps the previous
-// version, if any); everything else keeps flowing.
+// does not decode is skipped (the store keeps the previous version, if any) and logged with its
+// namespace/name: one line per watch event, one line per list (a count and the first names);
+// everything else keeps flowing.
 
 #include <atomic>
 #include <condition_variable>
@@ -16,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <stop_token>
 #include <string>
@@ -36,6 +38,22 @@ std::string objectKey(const nlohmann::json& object);
 std::string objectResourceVersion(const nlohmann::json& object);
 // Logs a skipped object: what, which (key), why.
 void logUndecodable(std::string_view resource, std::string_view key, const util::Error& error);
+
+// The objects of one list that do not decode, logged as one line (a count, the first few keys and
+// the first error) rather than one line per object, so a broken list cannot flood the log.
+class SkippedObjects {
+ public:
+  void add(std::string_view key, const util::Error& error);
+  // Nothing when no object was skipped.
+  void log(std::string_view resource) const;
+  size_t count() const { return count_; }
+
+ private:
+  static constexpr size_t kNamed = 3;
+  size_t count_ = 0;
+  std::vector<std::string> first_;  // up to kNamed keys
+  std::string first_error_;
+};
 
 template <typename T>
 struct EventHandlers {
@@ -89,15 +107,19 @@ class Informer final : private ReflectorSink {
  private:
   void replace(std::vector<nlohmann::json> items, const std::string&) override {
     std::set<std::string> listed;
+    SkippedObjects skipped;
     for (const nlohmann::json& item : items) {
       const std::string key = objectKey(item);
       if (key.empty()) {
-        logUndecodable(name_, "", util::invalidArgument("metadata.name: missing"));
+        skipped.add("", util::invalidArgument("metadata.name: missing"));
         continue;
       }
       listed.insert(key);
-      upsert(key, item);
+      if (std::optional<util::Error> error = upsert(key, item)) {
+        skipped.add(key, *error);
+      }
     }
+    skipped.log(name_);
     for (const std::string& key : store_.keys()) {
       if (!listed.contains(key)) {
         const Ptr old = store_.get(key);
@@ -123,7 +145,9 @@ class Informer final : private ReflectorSink {
       return;
     }
     if (event.type != client::WatchEvent::Type::Deleted) {
-      upsert(key, event.object);
+      if (std::optional<util::Error> error = upsert(key, event.object)) {
+        logUndecodable(name_, key, *error);
+      }
       return;
     }
     const Ptr old = store_.get(key);
@@ -143,17 +167,17 @@ class Informer final : private ReflectorSink {
     }
   }
 
-  // Adds or updates `key` from `object` unless its resourceVersion is already stored.
-  void upsert(const std::string& key, const nlohmann::json& object) {
+  // Adds or updates `key` from `object` unless its resourceVersion is already stored; the
+  // decoding error when the object is skipped.
+  std::optional<util::Error> upsert(const std::string& key, const nlohmann::json& object) {
     const std::string rv = objectResourceVersion(object);
     typename Store<T>::Entry existing = store_.entry(key);
     if (existing.object != nullptr && !rv.empty() && existing.resourceVersion == rv) {
-      return;
+      return std::nullopt;
     }
     util::Result<T> decoded = decode_(object);
     if (!decoded.ok()) {
-      logUndecodable(name_, key, decoded.error());
-      return;
+      return decoded.error();
     }
     Ptr now = std::make_shared<const T>(*std::move(decoded));
     store_.put(key, {now, rv});
@@ -166,6 +190,7 @@ class Informer final : private ReflectorSink {
         h.onUpdate(existing.object, now);
       }
     }
+    return std::nullopt;
   }
 
   ListerWatcherPtr lw_;

@@ -1,7 +1,10 @@
 #include "pkg/informer/reflector.h"
 
+#include <optional>
+#include <string>
 #include <utility>
 
+#include "pkg/api/status.h"
 #include "pkg/log/log.h"
 
 namespace berth::informer {
@@ -13,6 +16,24 @@ using client::WatchEvent;
 // A watch that ends this soon without an event is treated as a failure (client-go: "very short
 // watch"), so a server that closes every watch at once is not hammered.
 constexpr auto kShortWatch = std::chrono::seconds(1);
+
+// The failure an ERROR event reports, read from its Status without copying or dumping it: the
+// object came from a peer and may be deep.
+ApiFailure errorEventFailure(const nlohmann::json& object) {
+  ApiFailure f;
+  if (std::optional<api::Status> status = api::decodeStatus(object)) {
+    f.status = *std::move(status);
+  } else if (const auto c = object.find("code"); c != object.end() && c->is_number_integer()) {
+    f.status.code = c->get<int>();
+  }
+  if (f.status.code < 400) {
+    f.status.code = 500;  // client-go: an ERROR without a usable Status is an internal error
+  }
+  if (f.status.message.empty()) {
+    f.status.message = "watch ERROR event with code " + std::to_string(f.status.code);
+  }
+  return f;
+}
 
 }  // namespace
 
@@ -115,6 +136,7 @@ Reflector::WatchEnd Reflector::watchOnce(std::stop_token stop) {
 Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_token stop) {
   const util::MonotonicTime started = clock_.monotonicNow();
   size_t events = 0;
+  bool warnedUnknown = false;
   while (true) {
     client::ApiResult<std::optional<WatchEvent>> next = stream.next();
     if (stop.stop_requested()) {
@@ -126,9 +148,11 @@ Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_toke
         case ApiFailure::Kind::Cancelled:
           return WatchEnd::Stopped;
         case ApiFailure::Kind::BadResponse:
-          log::warning("Malformed watch event, listing again",
+          // After backoff: a server that keeps sending what berth cannot read must not get a
+          // LIST per line.
+          log::warning("Malformed watch event, listing again after backoff",
                        {{"resource", options_.name}, {"err", f.toString()}});
-          return WatchEnd::Relist;
+          return WatchEnd::RelistAfterBackoff;
         default:
           log::warning("Watch failed", {{"resource", options_.name}, {"err", f.toString()}});
           return WatchEnd::RewatchAfterBackoff;
@@ -144,11 +168,18 @@ Reflector::WatchEnd Reflector::drain(client::WatchStream& stream, std::stop_toke
     }
     WatchEvent& event = **next;
     ++events;
+    if (!event.unknownType.empty()) {
+      // Skipped, as client-go's reflector; logged once per watch, not once per event.
+      if (!warnedUnknown) {
+        warnedUnknown = true;
+        log::warning("Skipping watch events of an unknown type",
+                     {{"resource", options_.name}, {"type", event.unknownType}});
+      }
+      continue;
+    }
     switch (event.type) {
       case WatchEvent::Type::Error: {
-        const auto c = event.object.find("code");
-        const int code = c != event.object.end() && c->is_number_integer() ? c->get<int>() : 500;
-        const ApiFailure f = client::decodeFailure(code, "GET", event.object.dump());
+        const ApiFailure f = errorEventFailure(event.object);
         if (f.isGone()) {
           log::info(2, "Watch resourceVersion is too old, listing again",
                     {{"resource", options_.name}, {"err", f.toString()}});

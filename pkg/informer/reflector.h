@@ -4,8 +4,10 @@
 // list's resourceVersion with bookmarks and hands the sink each change:
 //  - a watch that ends normally (timeoutSeconds, server restart of the stream) is reopened from
 //    the last resourceVersion seen, bookmarks included, so nothing is missed or repeated;
-//  - 410 Gone (as the watch's HTTP answer or an ERROR event), any other ERROR event, and a watch
-//    line that is not a JSON event lead to a new LIST, which the sink reconciles;
+//  - 410 Gone (as the watch's HTTP answer or an ERROR event) leads to a new LIST at once, which
+//    the sink reconciles; any other ERROR event and a watch line that is not a JSON event lead to
+//    one after backoff, so a server that keeps sending them is not listed in a loop;
+//  - events of an unknown type are skipped (logged once per watch), as client-go does;
 //  - an unreachable or failing server is retried with jittered exponential backoff (800 ms
 //    doubling to 30 s, as client-go), re-watching from the same resourceVersion when only the
 //    watch failed to open.

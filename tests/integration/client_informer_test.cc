@@ -42,7 +42,8 @@ class ClientIntegration : public ::testing::Test {
 
   static client::RestClientPtr makeClient(
       const std::string& url, int maxRetries = 5, client::Duration requestTimeout = 30s,
-      size_t maxWatchEventBytes = client::RestOptions{}.maxWatchEventBytes) {
+      size_t maxWatchEventBytes = client::RestOptions{}.maxWatchEventBytes,
+      size_t maxResponseBytes = client::RestOptions{}.maxResponseBytes) {
     client::RestConfig config;
     config.server = url;
     config.qps = -1;  // the tests measure the server, not the limiter
@@ -52,6 +53,7 @@ class ClientIntegration : public ::testing::Test {
     options.retry.backoff.max = 100ms;
     options.requestTimeout = requestTimeout;
     options.maxWatchEventBytes = maxWatchEventBytes;
+    options.maxResponseBytes = maxResponseBytes;
     auto c = client::RestClient::create(config, options);
     EXPECT_TRUE(c.ok());
     return c.ok() ? *std::move(c) : nullptr;
@@ -172,6 +174,40 @@ TEST_F(ClientIntegration, PagesThroughThousandsOfPods) {
   EXPECT_EQ(all->items.size(), 2345u);
   EXPECT_EQ(all->resourceVersion, store_->resourceVersion());
   EXPECT_EQ(count("list"), 24);
+}
+
+TEST_F(ClientIntegration, AnInformerSyncsPodsAtTheApiSizeLimitsThroughSmallerPages) {
+  // Pods with 200 KB of annotations (kube-apiserver allows 256 KiB in all) against a 1 MiB
+  // response limit: a page of 500 such pods is over berth's real 64 MiB limit in the same way.
+  const std::string pad(200 * 1000, 'z');
+  for (int i = 0; i < 24; ++i) {
+    json pod = MakePod().name("big-" + std::to_string(i)).json();
+    pod["metadata"]["annotations"] = {{"example.com/pad", pad}};
+    ASSERT_TRUE(store_->create(Resource::Pods, "default", pod).ok());
+  }
+  client_ =
+      makeClient(server_->url(), 5, 30s, client::RestOptions{}.maxWatchEventBytes, 1024 * 1024);
+  server_->clearRequestLog();
+  auto inf = podInformer();
+  inf->start();
+  ASSERT_TRUE(inf->waitForSync(kDeadline));
+  EXPECT_TRUE(matches(*inf));
+  // Events still flow once synced: a new pod of the same size arrives.
+  json later = MakePod().name("later").json();
+  later["metadata"]["annotations"] = {{"example.com/pad", pad}};
+  ASSERT_TRUE(store_->create(Resource::Pods, "default", later).ok());
+  EXPECT_TRUE(eventually([&] { return inf->store().get("default/later") != nullptr; }));
+  // 500, 250, 125, 62, 31, 15, 7 are over the limit; then pages of 3 (600 KB).
+  std::vector<std::string> queries;
+  for (const auto& r : server_->requestLog()) {
+    if (r.verb == "list") {
+      queries.push_back(r.query);
+    }
+  }
+  ASSERT_EQ(queries.size(), 7u + 8u);
+  EXPECT_THAT(queries[0], ::testing::HasSubstr("limit=500"));
+  EXPECT_THAT(queries[7], ::testing::HasSubstr("limit=3"));
+  EXPECT_THAT(queries[8], ::testing::HasSubstr("continue="));
 }
 
 TEST_F(ClientIntegration, RetriesIdempotentCallsButNeverAPost) {

@@ -247,9 +247,12 @@ class HttpsTransportTest : public ::testing::Test {
   void SetUp() override { pki_ = test::makeTestPki(); }
 
   void startServer(const std::string& bindAddress = "127.0.0.1") {
+    startServer(bindAddress, pki_.server);
+  }
+  void startServer(const std::string& bindAddress, const test::CertifiedKey& serving) {
     apiserver::ServerOptions options;
     options.bindAddress = bindAddress;
-    options.tls = apiserver::TlsOptions{pki_.server.certificatePem, pki_.server.privateKeyPem, ""};
+    options.tls = apiserver::TlsOptions{serving.certificatePem, serving.privateKeyPem, ""};
     auto server = apiserver::Server::start(store_, options);
     ASSERT_TRUE(server.ok()) << server.error().message;
     server_ = *std::move(server);
@@ -322,6 +325,48 @@ TEST_F(HttpsTransportTest, ACertificateForAnotherAddressFails) {
   auto answered = makeClient(insecure)->get(client::kPods, "default", "a");
   ASSERT_FALSE(answered.ok());
   EXPECT_TRUE(answered.error().isNotFound()) << answered.error().toString();
+}
+
+// Opens a watch of pods: the watch stream's transport, not the unary one.
+client::ApiResult<client::WatchStreamPtr> openWatch(client::RestClient& c) {
+  return c.watch(client::kPods, "default", {}, {});
+}
+
+TEST_F(HttpsTransportTest, ACertificateNamingTheHostOnlyInItsCommonNameIsRefused) {
+  // As Go since 1.15 (and so kubectl and client-go): the subjectAltName must name the host.
+  startServer("127.0.0.1", test::issueServerCertificate(pki_.ca, "localhost", ""));
+  auto c = makeClient(config("https://localhost:" + std::to_string(server_->port())));
+  auto r = c->getPath("/version");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().kind, client::ApiFailure::Kind::Connection);
+  EXPECT_NE(r.error().status.message.find("hostname mismatch"), std::string::npos)
+      << r.error().status.message;
+  auto watched = openWatch(*c);
+  ASSERT_FALSE(watched.ok());
+  EXPECT_EQ(watched.error().kind, client::ApiFailure::Kind::Connection);
+  EXPECT_NE(watched.error().status.message.find("certificate verify failed"), std::string::npos)
+      << watched.error().status.message;
+  EXPECT_EQ(server_->requestLog().size(), 0u);  // nothing (no token) was sent
+}
+
+TEST_F(HttpsTransportTest, AServingCertificateGivenAsTheCaIsTrusted) {
+  // A kubeconfig whose certificate-authority is the server's leaf certificate, as kubectl
+  // accepts; the host is still checked.
+  startServer();
+  client::RestConfig leaf = config("https://localhost:" + std::to_string(server_->port()));
+  leaf.caPem = pki_.server.certificatePem;
+  auto c = makeClient(leaf);
+  auto r = c->getPath("/version");
+  EXPECT_TRUE(r.ok()) << r.error().toString();
+  auto watched = openWatch(*c);
+  EXPECT_TRUE(watched.ok()) << watched.error().toString();
+
+  client::RestConfig other = leaf;
+  other.caPem = test::issueServerCertificate(pki_.ca, "other", "DNS:localhost").certificatePem;
+  auto refused = makeClient(other)->getPath("/version");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().status.message.find("certificate verify failed"), std::string::npos)
+      << refused.error().status.message;
 }
 
 }  // namespace

@@ -136,18 +136,24 @@ CertifiedKey issueClientCertificate(const CertifiedKey& ca, const std::string& c
   return {certPem(cert.get()), keyPem(key.get())};
 }
 
+CertifiedKey issueServerCertificate(const CertifiedKey& ca, const std::string& commonName,
+                                    const std::string& subjectAltNames) {
+  KeyPtr caKey = readKey(ca.privateKeyPem);
+  CertPtr caCert = readCert(ca.certificatePem);
+  KeyPtr key = newKey();
+  CertPtr server = makeCert(key.get(), commonName, "", caCert.get(), caKey.get(), nextSerial());
+  if (!subjectAltNames.empty()) {
+    addExtension(server.get(), caCert.get(), NID_subject_alt_name, subjectAltNames.c_str());
+  }
+  addExtension(server.get(), caCert.get(), NID_ext_key_usage, "serverAuth");
+  check(X509_sign(server.get(), caKey.get(), EVP_sha256()) > 0, "X509_sign");
+  return {certPem(server.get()), keyPem(key.get())};
+}
+
 TestPki makeTestPki() {
   TestPki pki;
   pki.ca = makeCa("berth-test-ca");
-  KeyPtr caKey = readKey(pki.ca.privateKeyPem);
-  CertPtr caCert = readCert(pki.ca.certificatePem);
-  KeyPtr serverKey = newKey();
-  CertPtr server =
-      makeCert(serverKey.get(), "berth-apiserver", "", caCert.get(), caKey.get(), nextSerial());
-  addExtension(server.get(), caCert.get(), NID_subject_alt_name, "IP:127.0.0.1,DNS:localhost");
-  addExtension(server.get(), caCert.get(), NID_ext_key_usage, "serverAuth");
-  check(X509_sign(server.get(), caKey.get(), EVP_sha256()) > 0, "X509_sign");
-  pki.server = {certPem(server.get()), keyPem(serverKey.get())};
+  pki.server = issueServerCertificate(pki.ca, "berth-apiserver", "IP:127.0.0.1,DNS:localhost");
   pki.client = issueClientCertificate(pki.ca, "berth-test", "system:masters");
   return pki;
 }

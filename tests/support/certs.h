@@ -27,5 +27,9 @@ CertifiedKey issueClientCertificate(const CertifiedKey& ca, const std::string& c
                                     const std::string& organization);
 // A CA unrelated to any other: certificates it signs must be rejected.
 CertifiedKey makeCa(const std::string& commonName);
+// A serving certificate signed by `ca` with subject CN=commonName and the given subjectAltName
+// ("IP:127.0.0.1,DNS:localhost"); none when empty, so the host is named only by the CN.
+CertifiedKey issueServerCertificate(const CertifiedKey& ca, const std::string& commonName,
+                                    const std::string& subjectAltNames);
 
 }  // namespace berth::test

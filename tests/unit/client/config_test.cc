@@ -1,7 +1,10 @@
 #include "pkg/client/config.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <cstdio>
+#include <fstream>
 #include <map>
 #include <string>
 #include <string_view>
@@ -29,10 +32,12 @@ constexpr std::string_view kKeyData =
 struct FakeFiles {
   std::map<std::string, std::string> files;
   std::vector<std::string> reads;
+  std::map<std::string, size_t> limits;  // the size limit each path was read with
 
   FileReader reader() {
-    return [this](const std::string& path) -> util::Result<std::string> {
+    return [this](const std::string& path, size_t maxBytes) -> util::Result<std::string> {
       reads.push_back(path);
+      limits[path] = maxBytes;
       const auto it = files.find(path);
       if (it == files.end()) {
         return util::Error{util::ErrorCode::NotFound, "no such file or directory"};
@@ -588,6 +593,49 @@ TEST(InCluster, RefusesATokenFileLargerThanAnyToken) {
   EXPECT_EQ(cfg.error().message,
             "unable to load in-cluster configuration: token file "
             "\"/var/run/secrets/kubernetes.io/serviceaccount/token\" is larger than 65536 bytes");
+}
+
+TEST(InCluster, ReadsTheTokenFileWithTheTokenLimit) {
+  FakeEnv env{{{"KUBERNETES_SERVICE_HOST", "10.96.0.1"}, {"KUBERNETES_SERVICE_PORT", "443"}}};
+  FakeFiles fs = serviceAccountFiles();
+  ASSERT_TRUE(inClusterConfig(env.env(), fs.reader()).ok());
+  EXPECT_EQ(fs.limits[std::string(kServiceAccountTokenPath)], kMaxTokenFileBytes);
+  EXPECT_EQ(fs.limits[std::string(kServiceAccountCAPath)], kMaxConfigFileBytes);
+}
+
+TEST(ReadFileAtMost, ReadsNoMoreThanOneByteOverTheLimit) {
+  const std::string dir = ::testing::TempDir();
+  const std::string small = dir + "/berth-read-small-" + std::to_string(::getpid());
+  const std::string large = dir + "/berth-read-large-" + std::to_string(::getpid());
+  std::ofstream(small) << "token\n";
+  std::ofstream(large) << std::string(kMaxTokenFileBytes + 1, 't');
+  util::Result<std::string> read = readFileAtMost(small, kMaxTokenFileBytes);
+  ASSERT_TRUE(read.ok()) << read.error().message;
+  EXPECT_EQ(*read, "token\n");
+  read = readFileAtMost(large, kMaxTokenFileBytes);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message, "larger than 65536 bytes");
+  // A file with no end: read up to the limit, then refused (not read until memory runs out).
+  read = readFileAtMost("/dev/zero", kMaxTokenFileBytes);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().message, "larger than 65536 bytes");
+  read = readFileAtMost(dir + "/berth-read-missing", kMaxTokenFileBytes);
+  ASSERT_FALSE(read.ok());
+  EXPECT_EQ(read.error().code, util::ErrorCode::NotFound);
+  std::remove(small.c_str());
+  std::remove(large.c_str());
+}
+
+TEST(Kubeconfig, ATokenFileThatNeverEndsIsRefusedAtStartup) {
+  const std::string text =
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+      "https://10.0.0.1:6443\ncontexts:\n- name: x\n  context: {cluster: c, user: u}\n"
+      "current-context: x\nusers:\n- name: u\n  user:\n    tokenFile: /dev/zero\n";
+  const util::Result<RestConfig> cfg = loadKubeconfig(text, "/tmp/kc", "", readFileAtMost);
+  ASSERT_FALSE(cfg.ok());
+  EXPECT_EQ(cfg.error().message,
+            "kubeconfig /tmp/kc: users[0].user.tokenFile: reading \"/dev/zero\": larger than "
+            "65536 bytes");
 }
 
 TEST(InCluster, UnusableCAFallsBackToSystemRootsWithAWarning) {

@@ -45,6 +45,11 @@ TEST(WatchEvent, DecodesLines) {
   ASSERT_TRUE(e.ok());
   EXPECT_EQ(e->type, WatchEvent::Type::Modified);
   EXPECT_EQ(e->resourceVersion(), "7");
+  EXPECT_EQ(e->unknownType, "");
+  // An unknown type is not a malformed line: the reflector skips the event, as client-go's.
+  auto renamed = decodeWatchEvent(R"({"type":"RENAMED","object":{}})");
+  ASSERT_TRUE(renamed.ok());
+  EXPECT_EQ(renamed->unknownType, "RENAMED");
   struct Case {
     std::string line;
     std::string message;
@@ -53,7 +58,6 @@ TEST(WatchEvent, DecodesLines) {
       {R"({"type":"MODIFIED","object":{)", "watch event is not JSON"},
       {R"([1])", "watch event is not a JSON object"},
       {R"({"type":"ADDED"})", "watch event needs a string type and an object"},
-      {R"({"type":"RENAMED","object":{}})", "unknown watch event type \"RENAMED\""},
   };
   for (const Case& c : bad) {
     SCOPED_TRACE(c.line);
@@ -81,9 +85,14 @@ struct FakePager {
   int total;
   std::vector<ListOptions> calls;
   bool expireSecondPage = false;
+  // A page of more items than this is over the client's response limit (0: no limit).
+  int64_t largestPage = 0;
 
   ApiResult<ObjectList> operator()(const ListOptions& o) {
     calls.push_back(o);
+    if (largestPage > 0 && (o.limit <= 0 || o.limit > largestPage)) {
+      return responseTooLarge("GET /api/v1/pods: response body over the limit of 1024 bytes");
+    }
     if (expireSecondPage && !o.continueToken.empty()) {
       return decodeFailure(410, "GET", R"({"kind":"Status","code":410,"reason":"Expired"})");
     }
@@ -123,6 +132,58 @@ TEST(ListAllPages, FallsBackToAFullListWhenTheTokenExpires) {
   EXPECT_EQ(all->items.size(), 1234u);
   ASSERT_EQ(server.calls.size(), 3u);
   EXPECT_EQ(server.calls[2].limit, 0);
+}
+
+TEST(ListAllPages, AsksForSmallerPagesWhenAPageIsOverTheResponseLimit) {
+  FakePager server{1234};
+  server.largestPage = 3;  // e.g. objects near the API's size limits
+  auto all = listAllPages(std::ref(server), {});
+  ASSERT_TRUE(all.ok()) << all.error().toString();
+  ASSERT_EQ(all->items.size(), 1234u);
+  for (int i = 0; i < 1234; ++i) {
+    ASSERT_EQ(all->items[i]["i"], i);
+  }
+  // 500, 250, 125, 62, 31, 15, 7 fail; 3 fits and is kept for the rest of the list.
+  std::vector<int64_t> limits;
+  for (const ListOptions& call : server.calls) {
+    limits.push_back(call.limit);
+  }
+  ASSERT_GE(limits.size(), 8u);
+  EXPECT_EQ(std::vector<int64_t>(limits.begin(), limits.begin() + 8),
+            (std::vector<int64_t>{500, 250, 125, 62, 31, 15, 7, 3}));
+  EXPECT_EQ(server.calls.size(), 7u + (1234 + 2) / 3);
+  EXPECT_EQ(server.calls[7].continueToken, "");
+  EXPECT_EQ(server.calls[8].continueToken, "3");
+}
+
+TEST(ListAllPages, ShrinksAPageInTheMiddleOfTheListFromItsContinueToken) {
+  FakePager server{10};
+  int calls = 0;
+  auto pages = [&](const ListOptions& o) -> ApiResult<ObjectList> {
+    // The second page (from "4") is too large until it holds a single object.
+    if (++calls > 1 && o.continueToken == "4" && o.limit > 1) {
+      return responseTooLarge("too large");
+    }
+    return server(o);
+  };
+  auto all = listAllPages(pages, {.limit = 4});
+  ASSERT_TRUE(all.ok()) << all.error().toString();
+  EXPECT_EQ(all->items.size(), 10u);
+  ASSERT_GE(server.calls.size(), 2u);
+  EXPECT_EQ(server.calls[1].continueToken, "4");
+  EXPECT_EQ(server.calls[1].limit, 1);
+}
+
+TEST(ListAllPages, FailsWhenASingleObjectIsOverTheLimit) {
+  std::vector<int64_t> limits;
+  auto tooLarge = [&](const ListOptions& o) -> ApiResult<ObjectList> {
+    limits.push_back(o.limit);
+    return responseTooLarge("too large");
+  };
+  auto all = listAllPages(tooLarge, {.limit = 8});
+  ASSERT_FALSE(all.ok());
+  EXPECT_TRUE(all.error().isResponseTooLarge());
+  EXPECT_EQ(limits, (std::vector<int64_t>{8, 4, 2, 1}));
 }
 
 TEST(ListAllPages, StopsWhenCancelled) {

@@ -88,6 +88,15 @@ TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileIsTooLarge) {
   EXPECT_EQ(tokens.token(), largest);
 }
 
+TEST_F(TokenSourceTest, KeepsTheTokenWhenTheFileNeverEnds) {
+  // A character device has no size to stat: the read stops one byte past the limit.
+  TokenSource tokens("first", "/dev/zero", std::chrono::seconds(1), clock());
+  tokens.invalidate();
+  EXPECT_EQ(tokens.token(), "first");
+  clock_.advance(std::chrono::seconds(2));
+  EXPECT_EQ(tokens.token(), "first");
+}
+
 TEST_F(TokenSourceTest, WarnsWhenOthersMayWriteTheFile) {
   std::ostringstream captured;
   log::setSink([&captured](std::string_view line) { captured << line; });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pkg/api/decode.h"
+#include "pkg/log/log.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/random.h"
 #include "tests/support/builders.h"
@@ -62,9 +63,11 @@ ObjectList page(std::vector<json> items, std::string rv, std::string cont = {}) 
 // One scripted watch: lines, then an end or a failure; blocks for more until the stop token.
 class FakeFeed {
  public:
-  void line(std::string text) { push(Item{std::move(text), false, std::nullopt}); }
-  void end() { push(Item{{}, true, std::nullopt}); }
-  void fail(ApiFailure f) { push(Item{{}, false, std::move(f)}); }
+  void line(std::string text) { push(Item{std::move(text), false, std::nullopt, std::nullopt}); }
+  void end() { push(Item{{}, true, std::nullopt, std::nullopt}); }
+  void fail(ApiFailure f) { push(Item{{}, false, std::move(f), std::nullopt}); }
+  // An event as a stream would hand it over, past any check the line decoder makes.
+  void event(WatchEvent e) { push(Item{{}, false, std::nullopt, std::move(e)}); }
 
   ApiResult<std::optional<WatchEvent>> next(std::stop_token stop) {
     std::unique_lock<std::mutex> lock(mu_);
@@ -79,6 +82,9 @@ class FakeFeed {
     if (item.end) {
       return std::optional<WatchEvent>();
     }
+    if (item.event) {
+      return std::optional<WatchEvent>(std::move(*item.event));
+    }
     ApiResult<WatchEvent> e = client::decodeWatchEvent(item.text);
     if (!e.ok()) {
       return e.error();
@@ -91,6 +97,7 @@ class FakeFeed {
     std::string text;
     bool end = false;
     std::optional<ApiFailure> failure;
+    std::optional<WatchEvent> event;
   };
   void push(Item item) {
     {
@@ -365,6 +372,125 @@ TEST_F(InformerTest, RelistsOnAMalformedWatchLine) {
   EXPECT_THAT(events(2), ElementsAre("add a 1", "update a 1->2"));
   EXPECT_EQ(listCalls(), 2u);
   EXPECT_EQ(watchCalls(2).back().resourceVersion, "20");
+  EXPECT_EQ(sleeps().size(), 1u);
+}
+
+// Log lines written while it lives, from any thread.
+class CapturedLog {
+ public:
+  CapturedLog() {
+    log::setSink([this](std::string_view line) {
+      std::lock_guard<std::mutex> lock(mu_);
+      lines_.emplace_back(line);
+    });
+  }
+  ~CapturedLog() { log::setSink({}); }
+  CapturedLog(const CapturedLog&) = delete;
+  CapturedLog& operator=(const CapturedLog&) = delete;
+  // The lines containing `text`.
+  std::vector<std::string> matching(std::string_view text) {
+    std::lock_guard<std::mutex> lock(mu_);
+    std::vector<std::string> out;
+    for (const std::string& line : lines_) {
+      if (line.find(text) != std::string::npos) {
+        out.push_back(line);
+      }
+    }
+    return out;
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::string> lines_;
+};
+
+TEST_F(InformerTest, SkipsUnknownEventTypesAndRelistsAfterBackoffOnMalformedLines) {
+  CapturedLog captured;
+  list(page({pod("a", "1")}, "10"));
+  auto first = watch();
+  for (int i = 0; i < 3; ++i) {
+    first->line(eventLine("WEIRD", pod("a", "1")));
+  }
+  first->line(eventLine("ADDED", pod("b", "11")));  // the stream goes on after them
+  first->line("not json");
+  list(page({pod("a", "1"), pod("b", "11")}, "20"));
+  watch()->line("{\"type\":\"ADDED\"}");  // not an event
+  list(page({pod("a", "1"), pod("b", "11")}, "30"));
+  auto third = watch();
+  informer_->start();
+  EXPECT_THAT(events(2), ElementsAre("add a 1", "add b 11"));
+  ASSERT_EQ(watchCalls(3).size(), 3u);
+  EXPECT_EQ(listCalls(), 3u);
+  // Each relist after a malformed line waits, doubling from client-go's 800 ms.
+  using std::chrono::milliseconds;
+  EXPECT_THAT(sleeps(), ElementsAre(milliseconds(800), milliseconds(1600)));
+  EXPECT_EQ(captured.matching("Skipping watch events of an unknown type").size(), 1u);
+  // After a healthy period the backoff starts again from 800 ms.
+  clock_.advance(std::chrono::minutes(3));
+  third->line("[]");
+  list(page({pod("a", "1"), pod("b", "11")}, "40"));
+  watch();
+  ASSERT_EQ(watchCalls(4).size(), 4u);
+  EXPECT_EQ(sleeps().back(), milliseconds(800));
+  informer_->stop();
+}
+
+TEST_F(InformerTest, AnErrorEventNestedFarBeyondGosLimitIsReportedWithoutRecursion) {
+  // 100,000 levels: copying or dumping the Status recursively overflows the stack.
+  constexpr size_t kDepth = 100000;
+  const std::string deep = std::string(kDepth, '[') + std::string(kDepth, ']');
+  const std::string status =
+      R"({"kind":"Status","code":500,"reason":"InternalError","message":"boom","details":{"causes":[{"message":)" +
+      deep + "}]}}";
+  list(page({pod("a", "1")}, "10"));
+  // As a line, the decoder refuses it (Go's max depth) and the reflector relists after backoff.
+  watch()->line(R"({"type":"ERROR","object":)" + status + "}");
+  list(page({pod("a", "1")}, "20"));
+  // Already decoded (a stream without the depth check), the reflector reads only code, reason
+  // and message.
+  WatchEvent event;
+  event.type = WatchEvent::Type::Error;
+  event.object = json::parse(status);
+  watch()->event(std::move(event));
+  list(page({pod("a", "1")}, "30"));
+  watch();
+  CapturedLog captured;
+  informer_->start();
+  ASSERT_EQ(watchCalls(3).size(), 3u);
+  EXPECT_EQ(listCalls(), 3u);
+  EXPECT_EQ(sleeps().size(), 2u);
+  const std::vector<std::string> errors = captured.matching("Watch error event");
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_THAT(errors[0], ::testing::HasSubstr("boom (500 InternalError)"));
+  EXPECT_EQ(captured.matching("exceeded max depth of 10000").size(), 1u);
+  informer_->stop();
+}
+
+TEST_F(InformerTest, ListedObjectsThatDoNotDecodeAreLoggedInOneLine) {
+  std::vector<json> items;
+  for (int i = 0; i < 50; ++i) {
+    items.push_back(pod("bad" + std::to_string(i), "1", "12x"));
+  }
+  items.push_back(json{{"kind", "Banana"}});
+  items.push_back(pod("good", "2"));
+  list(page(std::move(items), "10"));
+  auto feed = watch();
+  CapturedLog captured;
+  informer_->start();
+  ASSERT_TRUE(informer_->waitForSync(kDeadline));
+  feed->line(eventLine("MODIFIED", pod("bad3", "11", "12y")));
+  feed->line(eventLine("ADDED", pod("d", "12")));
+  EXPECT_THAT(events(2), ElementsAre("add good 2", "add d 12"));
+  informer_->stop();
+  const std::vector<std::string> lines = captured.matching("not decode");
+  // One line for the list, naming how many and the first few; one for the watch event.
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("Skipping listed objects that do not decode"));
+  EXPECT_THAT(lines[0], ::testing::HasSubstr("count=51"));
+  EXPECT_THAT(lines[0],
+              ::testing::HasSubstr(R"(first=["default/bad0","default/bad1","default/bad2"])"));
+  EXPECT_THAT(lines[1], ::testing::HasSubstr("Skipping an object that does not decode"));
+  EXPECT_THAT(lines[1], ::testing::HasSubstr("default/bad3"));
 }
 
 TEST_F(InformerTest, BacksOffWhileTheServerIsDownThenRecovers) {
