@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "pkg/framework/snapshot.h"
 #include "pkg/plugins/names.h"
@@ -74,9 +75,12 @@ struct PreFilterState final : framework::StateData {
   std::vector<int64_t> self;         // by constraint: 1 when the pod matches its own selector
   // Until AddPod or RemovePod changes the counts, Filter reads them by snapshot position, not by
   // value: by constraint, each node's domain id (-1: the node lacks the key) and each id's count.
-  bool byPosition = false;
-  std::vector<std::vector<int32_t>> domainAt;
-  std::vector<std::vector<int64_t>> countById;
+  // Shared by the clones preemption and nominated pods make; null once the counts changed.
+  struct ByPosition {
+    std::vector<std::vector<int32_t>> domainAt;
+    std::vector<std::vector<int64_t>> countById;
+  };
+  std::shared_ptr<const ByPosition> byPosition;
   void computeMinima() {
     minMatch.resize(constraints.size());
     for (size_t i = 0; i < constraints.size(); ++i) {
@@ -235,6 +239,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
         totals[i].assign(cols.topology[i]->numIds, 0);
         firstAt[i].assign(cols.topology[i]->numIds, -1);
       }
+      auto byPosition = std::make_shared<PreFilterState::ByPosition>();
       // One pass over every node (not only feasible ones): each counts for the domain its labels
       // name, when it carries every key and the constraint's inclusion policies admit it.
       for (size_t p = 0; p < infos.size(); ++p) {
@@ -259,13 +264,13 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
         }
         // The memo's columns live only as long as its session: Filter gets copies.
         const TopologyColumn& column = *cols.topology[i];
-        std::vector<int32_t>& at = s->domainAt.emplace_back(column.ids);
+        std::vector<int32_t>& at = byPosition->domainAt.emplace_back(column.ids);
         for (size_t p = 0; p < at.size(); ++p) {
           if (column.presence[p] != TopologyColumn::kHasKey) at[p] = -1;
         }
       }
-      s->countById = std::move(totals);
-      s->byPosition = true;
+      byPosition->countById = std::move(totals);
+      s->byPosition = std::move(byPosition);
     }
     for (const Constraint& c : s->constraints) {
       s->self.push_back(c.selector.matches(pod->metadata.labels) ? 1 : 0);
@@ -297,14 +302,14 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     }
     const framework::Snapshot* snapshot = state.snapshot();
     const int64_t position =
-        s->byPosition && snapshot != nullptr ? snapshot->findPosition(node) : -1;
+        s->byPosition != nullptr && snapshot != nullptr ? snapshot->findPosition(node) : -1;
     for (size_t i = 0; i < s->constraints.size(); ++i) {
       const Constraint& c = s->constraints[i];
       int64_t count = 0;
       if (position >= 0) {
-        const int32_t id = s->domainAt[i][static_cast<size_t>(position)];
+        const int32_t id = s->byPosition->domainAt[i][static_cast<size_t>(position)];
         if (id < 0) return Status(Code::UnschedulableAndUnresolvable, kErrReasonNodeLabelNotMatch);
-        count = s->countById[i][static_cast<size_t>(id)];
+        count = s->byPosition->countById[i][static_cast<size_t>(id)];
       } else {
         std::optional<std::string_view> value = node.labels().find(c.topologyKey);
         if (!value) return Status(Code::UnschedulableAndUnresolvable, kErrReasonNodeLabelNotMatch);
@@ -579,9 +584,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
       changed = true;
     }
     if (!changed) return Status::success();
-    s->byPosition = false;  // the counts by id are PreFilter's
-    s->domainAt.clear();
-    s->countById.clear();
+    s->byPosition.reset();  // the counts by id are PreFilter's
     s->computeMinima();
     state.write(kPreFilterStateKey, std::move(s));
     return Status::success();
