@@ -6,6 +6,10 @@
 //       replicas > 1: the pending pods come as ReplicaSets, each template repeated that many times
 //   BM_ScheduleReplicaSet/<nodes>/<pods>/<spread>   identical pods of one ReplicaSet (berth-perf's
 //       basic workload), so PodTopologySpread's system defaults apply; spread 0 disables the plugin
+//   BM_InterPod/<workload>/<measured>   berth-perf's inter-pod workloads (0 anti-affinity,
+//       1 affinity, 2 preferred-affinity, 3 preferred-anti-affinity, 4 spread, 5 preferred-spread)
+//       in memory: 5,000 nodes, the workload's init pods bound, `measured` pods scheduled; pods/s
+//       of the scheduling thread's CPU time
 //   BM_SimulateRun/<nodes>/<pods>/<threads>    the same via simulate::run (snapshot build included)
 //   BM_SchedulerMemory/<nodes>/<boundPerNode>  heap the scheduler adds per node and per bound pod
 
@@ -224,6 +228,156 @@ void BM_ScheduleReplicaSet(benchmark::State& state) {
       std::chrono::duration<double, std::micro>(scheduling).count() / static_cast<double>(pods);
 }
 
+// berth-perf's inter-pod workloads (bench/perf/berth_perf.cc, after scheduler_perf's templates):
+// 5,000 nodes of 32 cpu with a hostname and a zone, init pods in "sched-setup" bound round-robin,
+// measured pods in "perf" with the same labels and terms.
+struct InterPodWorkload {
+  const char* name;
+  int initPods;
+  bool oneZone;  // affinity: every node in zone1
+  void (*shape)(api::Pod& pod);
+};
+
+constexpr std::string_view kHostnameKey = "kubernetes.io/hostname";
+constexpr std::string_view kZoneKey = "topology.kubernetes.io/zone";
+
+api::PodAffinityTerm colorTerm(const std::string& color, std::string_view topologyKey) {
+  api::PodAffinityTerm t;
+  t.labelSelector.emplace().matchLabels = {{"color", color}};
+  t.namespaces = {"perf", "sched-setup"};
+  t.topologyKey = std::string(topologyKey);
+  return t;
+}
+
+void colored(api::Pod& pod, const std::string& color) {
+  pod.metadata.labels = {{"color", color}, {"name", "test"}};
+}
+
+void spreadShape(api::Pod& pod, const char* when) {
+  colored(pod, "blue");
+  api::TopologySpreadConstraint c;
+  c.maxSkew = 5;
+  c.topologyKey = std::string(kZoneKey);
+  c.whenUnsatisfiable = when;
+  c.labelSelector.emplace().matchLabels = {{"color", "blue"}};
+  pod.spec.topologySpreadConstraints = {c};
+}
+
+const InterPodWorkload kInterPodWorkloads[] = {
+    {"anti-affinity", 1000, false,
+     [](api::Pod& pod) {
+       colored(pod, "green");
+       pod.spec.affinity.emplace()
+           .podAntiAffinity.emplace()
+           .requiredDuringSchedulingIgnoredDuringExecution = {colorTerm("green", kHostnameKey)};
+     }},
+    {"affinity", 5000, true,
+     [](api::Pod& pod) {
+       colored(pod, "blue");
+       pod.spec.affinity.emplace()
+           .podAffinity.emplace()
+           .requiredDuringSchedulingIgnoredDuringExecution = {colorTerm("blue", kZoneKey)};
+     }},
+    {"preferred-affinity", 5000, false,
+     [](api::Pod& pod) {
+       colored(pod, "red");
+       pod.spec.affinity.emplace()
+           .podAffinity.emplace()
+           .preferredDuringSchedulingIgnoredDuringExecution = {{1, colorTerm("red", kHostnameKey)}};
+     }},
+    {"preferred-anti-affinity", 5000, false,
+     [](api::Pod& pod) {
+       colored(pod, "yellow");
+       pod.spec.affinity.emplace()
+           .podAntiAffinity.emplace()
+           .preferredDuringSchedulingIgnoredDuringExecution = {
+           {1, colorTerm("yellow", kHostnameKey)}};
+     }},
+    {"spread", 5000, false, [](api::Pod& pod) { spreadShape(pod, "DoNotSchedule"); }},
+    {"preferred-spread", 5000, false, [](api::Pod& pod) { spreadShape(pod, "ScheduleAnyway"); }},
+};
+
+std::shared_ptr<api::Pod> interPodPod(const InterPodWorkload& w, const std::string& name,
+                                      const std::string& ns) {
+  auto pod = std::make_shared<api::Pod>();
+  pod->metadata.name = name;
+  pod->metadata.namespace_ = ns;
+  pod->metadata.uid = ns + "-" + name;
+  api::Container c;
+  c.name = "app";
+  c.resources.requests = {
+      {"cpu", resource::Quantity::fromMilli(100)},
+      {"memory", resource::Quantity::fromValue(128 << 20, resource::Quantity::Format::BinarySI)}};
+  pod->spec.containers.push_back(std::move(c));
+  w.shape(*pod);
+  return pod;
+}
+
+void BM_InterPod(benchmark::State& state) {
+  const InterPodWorkload& w = kInterPodWorkloads[state.range(0)];
+  constexpr int kNodes = 5000;
+  std::vector<api::NodePtr> nodes;
+  for (int i = 0; i < kNodes; ++i) {
+    auto n = std::make_shared<api::Node>();
+    n->metadata.name = "node-" + std::to_string(i);
+    n->metadata.labels = {
+        {std::string(kHostnameKey), n->metadata.name},
+        {std::string(kZoneKey), w.oneZone ? "zone1" : "zone-" + std::to_string(i % 3)}};
+    n->status.allocatable = {
+        {"cpu", resource::Quantity::fromMilli(32000)},
+        {"memory",
+         resource::Quantity::fromValue(int64_t{128} << 30, resource::Quantity::Format::BinarySI)},
+        {"pods", resource::Quantity::fromValue(110)}};
+    n->status.capacity = n->status.allocatable;
+    nodes.push_back(std::move(n));
+  }
+  std::vector<framework::PodInfoPtr> bound;
+  for (int i = 0; i < w.initPods; ++i) {
+    auto pod = interPodPod(w, "init-" + std::to_string(i), "sched-setup");
+    pod->spec.nodeName = nodes[static_cast<size_t>(i % kNodes)]->metadata.name;
+    bound.push_back(framework::makePodInfo(std::move(pod)));
+  }
+  std::vector<api::PodPtr> pending;
+  for (int64_t i = 0; i < state.range(1); ++i) {
+    pending.push_back(interPodPod(w, "pod-" + std::to_string(i), "perf"));
+  }
+  framework::ClusterObjectStore objects;
+  for (const char* ns : {"perf", "sched-setup"}) {
+    auto n = std::make_shared<api::Namespace>();
+    n->metadata.name = ns;
+    objects.upsert(api::NamespacePtr(n));
+  }
+  const auto fw = makeFramework(&objects, true);
+  const int32_t percentage = config::defaultConfiguration().percentageOfNodesToScore;
+  util::Parallelizer parallelizer(1);
+
+  int64_t pods = 0, placed = 0;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    auto snapshot = std::make_unique<framework::Snapshot>(framework::Snapshot::build(nodes, bound));
+    algorithm::GenericScheduler scheduler(parallelizer, seed++, percentage);
+    state.ResumeTiming();
+    for (const auto& pod : pending) {
+      const auto info = framework::makePodInfo(pod);
+      framework::CycleState cycle;
+      auto out = scheduler.schedulePod(*fw, cycle, *info, *snapshot);
+      if (!out.status.isSuccess()) continue;
+      auto assumed = std::make_shared<api::Pod>(*pod);
+      assumed->spec.nodeName = out.node;
+      snapshot->addPod(out.node, framework::makePodInfo(std::move(assumed)));
+      ++placed;
+    }
+    pods += static_cast<int64_t>(pending.size());
+    state.PauseTiming();
+    snapshot.reset();
+    state.ResumeTiming();
+  }
+  state.SetItemsProcessed(pods);
+  state.counters["placed"] = static_cast<double>(placed) / static_cast<double>(state.iterations());
+  state.SetLabel(w.name);
+}
+
 void BM_SimulateRun(benchmark::State& state) {
   const Cluster cluster = generateCluster(specFor(state));
   api::ObjectSet objects;
@@ -311,6 +465,8 @@ BENCHMARK(BM_ScheduleReplicaSet)
     ->Args({5000, 2000, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
+// CPU time, not wall time: on a loaded machine the scheduling thread waits for a core.
+BENCHMARK(BM_InterPod)->ArgsProduct({{0, 1, 2, 3, 4, 5}, {1000}})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_SimulateRun)
     ->Args({5000, 10000, 2})
     ->Unit(benchmark::kMillisecond)

@@ -68,6 +68,12 @@ class NodeInfo {
   // VolumeRestrictions asks whether a ReadWriteOncePod claim is in use anywhere.
   const std::map<std::string, int>& pvcRefCounts() const { return pvc_ref_counts_; }
   int64_t generation() const { return generation_; }
+  // Where the Snapshot holding this NodeInfo last put it (Snapshot::findPosition checks that it is
+  // still there); a copy carries the original's.
+  uint32_t snapshotPosition() const { return snapshot_position_; }
+  void setSnapshotPosition(size_t position) {
+    snapshot_position_ = static_cast<uint32_t>(position);
+  }
 
  private:
   void bump();
@@ -75,6 +81,7 @@ class NodeInfo {
   api::NodePtr node_;
   std::string name_;
   labels::LabelSet labels_;
+  uint32_t snapshot_position_ = UINT32_MAX;  // beside the labels that the same readers load
   bool unschedulable_ = false;
   std::span<const api::Taint> taints_;  // into *node_
   std::vector<PodInfoPtr> pods_;

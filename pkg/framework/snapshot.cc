@@ -17,6 +17,7 @@ Snapshot Snapshot::build(const std::vector<api::NodePtr>& nodes,
 
 void Snapshot::addNodeInfo(NodeInfoPtr info) {
   auto [it, inserted] = index_.try_emplace(info->name(), node_infos_.size());
+  info->setSnapshotPosition(it->second);
   if (inserted) {
     inter_pod_.addNode(*info);
     countClaims(*info, 1);
@@ -24,8 +25,7 @@ void Snapshot::addNodeInfo(NodeInfoPtr info) {
     generations_.push_back(info->generation());
     node_infos_.push_back(std::move(info));
   } else {
-    inter_pod_.removeNode(*node_infos_[it->second]);
-    inter_pod_.addNode(*info);
+    inter_pod_.replaceNode(it->second, *node_infos_[it->second], *info);
     countClaims(*node_infos_[it->second], -1);
     countClaims(*info, 1);
     track(node_infos_[it->second].get(), info.get());
@@ -39,12 +39,15 @@ bool Snapshot::removeNodeInfo(std::string_view name) {
   if (it == index_.end()) return false;
   const size_t at = it->second;
   index_.erase(it);
-  inter_pod_.removeNode(*node_infos_[at]);
+  inter_pod_.removeNode(at, *node_infos_[at]);
   countClaims(*node_infos_[at], -1);
   track(node_infos_[at].get(), nullptr);
   node_infos_.erase(node_infos_.begin() + static_cast<std::ptrdiff_t>(at));
   generations_.erase(generations_.begin() + static_cast<std::ptrdiff_t>(at));
-  for (size_t i = at; i < node_infos_.size(); i++) index_[node_infos_[i]->name()] = i;
+  for (size_t i = at; i < node_infos_.size(); i++) {
+    index_[node_infos_[i]->name()] = i;
+    node_infos_[i]->setSnapshotPosition(i);
+  }
   return true;
 }
 
@@ -52,7 +55,7 @@ bool Snapshot::addPod(std::string_view node, PodInfoPtr pod) {
   auto it = index_.find(std::string(node));
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
-  inter_pod_.addPod(info, *pod);
+  inter_pod_.addPod(it->second, info, *pod);
   for (std::string& key : podClaimKeys(*pod->pod)) ++pvc_ref_counts_[std::move(key)];
   info.addPod(std::move(pod));
   track(&info, &info);
@@ -65,7 +68,7 @@ bool Snapshot::removePod(std::string_view node, const api::Pod& pod) {
   if (it == index_.end()) return false;
   NodeInfo& info = *node_infos_[it->second];
   PodInfoPtr held = info.findPod(pod);
-  if (held) inter_pod_.removePod(info, *held);
+  if (held) inter_pod_.removePod(it->second, info, *held);
   const bool removed = info.removePod(pod);
   if (held) {
     for (const std::string& key : podClaimKeys(*held->pod)) {

@@ -41,6 +41,12 @@ class Snapshot {
   const NodeInfo* get(std::string_view name) const;
   // The index of a NodeInfo of this snapshot in nodeInfos().
   size_t positionOf(const NodeInfo& info) const { return index_.at(info.name()); }
+  // The same without a lookup by name: -1 when `info` is not one of this snapshot's NodeInfos (a
+  // copy of one, or another snapshot's).
+  int64_t findPosition(const NodeInfo& info) const {
+    const size_t p = info.snapshotPosition();
+    return p < node_infos_.size() && node_infos_[p].get() == &info ? static_cast<int64_t>(p) : -1;
+  }
   // The nodes holding pods with pod (anti-)affinity, and with required anti-affinity, in no
   // particular order (upstream's HavePodsWithAffinityList, HavePodsWithRequiredAntiAffinityList):
   // kept up to date on every change, so InterPodAffinity's scan of existing pods' terms costs only

@@ -18,21 +18,35 @@ using TermKind = framework::InterPodIndex::TermKind;
 const framework::StateKey kPreFilterStateKey = framework::makeStateKey("PreFilterInterPodAffinity");
 const framework::StateKey kPreScoreStateKey = framework::makeStateKey("PreScoreInterPodAffinity");
 
-// Counts read from the snapshot's index: the sum of one DomainCounts per namespace of a term.
-using IndexedCounts = std::vector<const framework::DomainCounts*>;
+// Counts read from the snapshot's index: the sum of one KeyCounts per namespace of a term, by
+// value, or by value id for the snapshot's own NodeInfos (an array read at the node's position).
+struct IndexedCounts {
+  std::vector<const framework::KeyCounts*> parts;
+  const std::vector<int32_t>* ids = nullptr;  // the term's key's value id by snapshot position
 
-int64_t countAt(const IndexedCounts& parts, std::string_view value) {
-  int64_t n = 0;
-  for (const framework::DomainCounts* p : parts) {
-    auto it = p->find(value);
-    if (it != p->end()) n += it->second;
+  int64_t at(std::string_view value) const {
+    int64_t n = 0;
+    for (const framework::KeyCounts* p : parts) {
+      auto it = p->byValue.find(value);
+      if (it != p->byValue.end()) n += it->second;
+    }
+    return n;
   }
-  return n;
-}
+  int64_t atId(int32_t id) const {
+    int64_t n = 0;
+    for (const framework::KeyCounts* p : parts) n += framework::countOf(p->byId, id);
+    return n;
+  }
+  bool allEmpty() const {
+    return std::all_of(parts.begin(), parts.end(),
+                       [](const framework::KeyCounts* p) { return p->byValue.empty(); });
+  }
+};
 
-bool allEmpty(const IndexedCounts& parts) {
-  return std::all_of(parts.begin(), parts.end(),
-                     [](const framework::DomainCounts* p) { return p->empty(); });
+// The node's position in the cycle's snapshot; -1 when it is not the snapshot's NodeInfo.
+int64_t positionIn(const framework::CycleState& state, const framework::NodeInfo& node) {
+  const framework::Snapshot* snapshot = state.snapshot();
+  return snapshot != nullptr ? snapshot->findPosition(node) : -1;
 }
 
 struct PreFilterState final : framework::StateData {
@@ -52,6 +66,7 @@ struct PreFilterState final : framework::StateData {
   // term, the pods each of the pod's own terms selects.
   bool indexedExisting = false;
   std::vector<const framework::InterPodIndex::TermGroup*> existingAntiAffinityGroups;
+  std::vector<const std::vector<int32_t>*> existingAntiAffinityIds;  // by group: its key's ids
   bool indexedOwn = false;
   std::vector<IndexedCounts> affinityParts;      // by required affinity term (one)
   std::vector<IndexedCounts> antiAffinityParts;  // by required anti-affinity term
@@ -69,14 +84,17 @@ struct PreFilterState final : framework::StateData {
         }
       }
       existingAntiAffinityGroups.clear();
+      existingAntiAffinityIds.clear();
       indexedExisting = false;
     }
     if (indexedOwn) {
       auto copy = [](const std::vector<AffinityTerm>& terms, const std::vector<IndexedCounts>& by,
                      TopologyCounts& out) {
         for (size_t i = 0; i < terms.size(); ++i) {
-          for (const framework::DomainCounts* p : by[i]) {
-            for (const auto& [value, n] : *p) out.addValue(terms[i].topologyKey, value, n, true);
+          for (const framework::KeyCounts* p : by[i].parts) {
+            for (const auto& [value, n] : p->byValue) {
+              out.addValue(terms[i].topologyKey, value, n, true);
+            }
           }
         }
       };
@@ -103,12 +121,13 @@ const labels::Selector::Requirement* soleEquality(const AffinityTerm& t) {
 // The index's counts of the pods a term selects (soleEquality(t) must hold), by the term's key.
 IndexedCounts indexedCounts(const framework::InterPodIndex& index, const AffinityTerm& t) {
   const labels::Selector::Requirement& r = *soleEquality(t);
-  IndexedCounts parts;
+  IndexedCounts out;
+  out.ids = &index.topologyIds(t.topologyKey);
   for (const std::string& ns : t.namespaces) {
-    const framework::DomainCounts& c = index.labelCounts(ns, r.key, r.values[0], t.topologyKey);
-    if (!c.empty()) parts.push_back(&c);
+    const framework::KeyCounts& c = index.labelKeyCounts(ns, r.key, r.values[0], t.topologyKey);
+    if (!c.byValue.empty()) out.parts.push_back(&c);
   }
-  return parts;
+  return out;
 }
 
 struct PreScoreState final : framework::StateData {
@@ -118,7 +137,9 @@ struct PreScoreState final : framework::StateData {
   // rather than PreScore copying thousands of domains every cycle.
   struct Weighted {
     std::string topologyKey;
-    const framework::DomainCounts* counts;  // never empty
+    const framework::DomainCounts* counts;    // never empty
+    const framework::CountsById* countsById;  // the same by value id
+    const std::vector<int32_t>* ids;          // the key's value id by snapshot position
     int64_t weight;
   };
   std::vector<Weighted> weighted;
@@ -194,6 +215,7 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       for (const auto& [key, g] : index.groups(TermKind::RequiredAntiAffinity)) {
         if (!g.counts.empty() && g.term.matches(*pod, &nsLabels)) {
           s->existingAntiAffinityGroups.push_back(&g);
+          s->existingAntiAffinityIds.push_back(&index.topologyIds(g.term.topologyKey));
         }
       }
     }
@@ -236,13 +258,14 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     if (s == nullptr) {
       return Status::error("reading \"PreFilterInterPodAffinity\" from cycleState: not found");
     }
-    if (!satisfiesPodAffinity(*s, node)) {
+    const int64_t position = positionIn(state, node);
+    if (!satisfiesPodAffinity(*s, node, position)) {
       return Status(Code::UnschedulableAndUnresolvable, kErrReasonAffinityRulesNotMatch);
     }
-    if (!satisfiesPodAntiAffinity(*s, node)) {
+    if (!satisfiesPodAntiAffinity(*s, node, position)) {
       return Status(Code::Unschedulable, kErrReasonAntiAffinityRulesNotMatch);
     }
-    if (!satisfiesExistingPodsAntiAffinity(*s, node)) {
+    if (!satisfiesExistingPodsAntiAffinity(*s, node, position)) {
       return Status(Code::Unschedulable, kErrReasonExistingAntiAffinityRulesNotMatch);
     }
     return Status::success();
@@ -275,8 +298,10 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
         unindexed.emplace_back(&t.term, sign * t.weight);
         return;
       }
-      for (const framework::DomainCounts* part : indexedCounts(index, t.term)) {
-        s->weighted.push_back({t.term.topologyKey, part, sign * t.weight});
+      const IndexedCounts counts = indexedCounts(index, t.term);
+      for (const framework::KeyCounts* part : counts.parts) {
+        s->weighted.push_back(
+            {t.term.topologyKey, &part->byValue, &part->byId, counts.ids, sign * t.weight});
       }
     };
     for (const auto& t : preferred) addTerm(t, 1);
@@ -297,7 +322,8 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       for (const auto& [key, g] : index.groups(kind)) {
         if (g.counts.empty() || !g.term.matches(*pod, &nsLabels)) continue;
         const int64_t w = kind == TermKind::RequiredAffinity ? weight : weight * g.weight;
-        s->weighted.push_back({g.term.topologyKey, &g.counts, w});
+        s->weighted.push_back({g.term.topologyKey, &g.counts, &g.countsById,
+                               &index.topologyIds(g.term.topologyKey), w});
       }
     };
     if (args_.hardPodAffinityWeight > 0) {
@@ -322,6 +348,12 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
       if (!value) continue;
       auto v = values.find(*value);
       if (v != values.end()) out += v->second;
+    }
+    if (const int64_t p = positionIn(state, node); p >= 0) {
+      for (const PreScoreState::Weighted& w : s->weighted) {
+        out += w.weight * framework::countOf(*w.countsById, (*w.ids)[static_cast<size_t>(p)]);
+      }
+      return Status::success();
     }
     for (const PreScoreState::Weighted& w : s->weighted) {
       auto value = node.labels().find(w.topologyKey);
@@ -429,13 +461,18 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     return Status::success();
   }
 
-  static bool satisfiesPodAffinity(const PreFilterState& s, const framework::NodeInfo& node) {
+  static bool satisfiesPodAffinity(const PreFilterState& s, const framework::NodeInfo& node,
+                                   int64_t position) {
     if (s.indexedOwn && !s.requiredAffinity.empty()) {
-      const AffinityTerm& t = s.requiredAffinity.front();
-      auto value = node.labels().find(t.topologyKey);
+      const IndexedCounts& counts = s.affinityParts.front();
+      if (position >= 0) {
+        const int32_t id = (*counts.ids)[static_cast<size_t>(position)];
+        if (id < 0) return false;
+        return counts.atId(id) > 0 || (counts.allEmpty() && s.matchesOwnAffinity);
+      }
+      auto value = node.labels().find(s.requiredAffinity.front().topologyKey);
       if (!value) return false;
-      const IndexedCounts& parts = s.affinityParts.front();
-      return countAt(parts, *value) > 0 || (allEmpty(parts) && s.matchesOwnAffinity);
+      return counts.at(*value) > 0 || (counts.allEmpty() && s.matchesOwnAffinity);
     }
     bool podsExist = true;
     for (const AffinityTerm& t : s.requiredAffinity) {
@@ -448,11 +485,17 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
     return podsExist || (s.affinityCounts.empty() && s.matchesOwnAffinity);
   }
 
-  static bool satisfiesPodAntiAffinity(const PreFilterState& s, const framework::NodeInfo& node) {
+  static bool satisfiesPodAntiAffinity(const PreFilterState& s, const framework::NodeInfo& node,
+                                       int64_t position) {
     if (s.indexedOwn) {
       for (size_t i = 0; i < s.requiredAntiAffinity.size(); ++i) {
+        const IndexedCounts& counts = s.antiAffinityParts[i];
+        if (position >= 0) {
+          if (counts.atId((*counts.ids)[static_cast<size_t>(position)]) > 0) return false;
+          continue;
+        }
         auto value = node.labels().find(s.requiredAntiAffinity[i].topologyKey);
-        if (value && countAt(s.antiAffinityParts[i], *value) > 0) return false;
+        if (value && counts.at(*value) > 0) return false;
       }
       return true;
     }
@@ -464,7 +507,15 @@ class InterPodAffinity final : public framework::PreFilterPlugin,
   }
 
   static bool satisfiesExistingPodsAntiAffinity(const PreFilterState& s,
-                                                const framework::NodeInfo& node) {
+                                                const framework::NodeInfo& node, int64_t position) {
+    if (s.indexedExisting && position >= 0) {
+      const auto p = static_cast<size_t>(position);
+      for (size_t g = 0; g < s.existingAntiAffinityGroups.size(); ++g) {
+        const int32_t id = (*s.existingAntiAffinityIds[g])[p];
+        if (framework::countOf(s.existingAntiAffinityGroups[g]->countsById, id) != 0) return false;
+      }
+      return true;
+    }
     if (s.indexedExisting) {
       return std::none_of(s.existingAntiAffinityGroups.begin(), s.existingAntiAffinityGroups.end(),
                           [&](const framework::InterPodIndex::TermGroup* g) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 
 #include "pkg/framework/snapshot.h"
 #include "pkg/plugins/names.h"
@@ -71,6 +72,15 @@ struct PreFilterState final : framework::StateData {
   std::vector<Constraint> constraints;
   std::vector<DomainCounts> counts;  // by constraint
   std::vector<int64_t> minMatch;     // by constraint: the global minimum, 0 below minDomains
+  std::vector<int64_t> self;         // by constraint: 1 when the pod matches its own selector
+  // Until AddPod or RemovePod changes the counts, Filter reads them by snapshot position, not by
+  // value: by constraint, each node's domain id (-1: the node lacks the key) and each id's count.
+  // Shared by the clones preemption and nominated pods make; null once the counts changed.
+  struct ByPosition {
+    std::vector<std::vector<int32_t>> domainAt;
+    std::vector<std::vector<int64_t>> countById;
+  };
+  std::shared_ptr<const ByPosition> byPosition;
   void computeMinima() {
     minMatch.resize(constraints.size());
     for (size_t i = 0; i < constraints.size(); ++i) {
@@ -229,6 +239,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
         totals[i].assign(cols.topology[i]->numIds, 0);
         firstAt[i].assign(cols.topology[i]->numIds, -1);
       }
+      auto byPosition = std::make_shared<PreFilterState::ByPosition>();
       // One pass over every node (not only feasible ones): each counts for the domain its labels
       // name, when it carries every key and the constraint's inclusion policies admit it.
       for (size_t p = 0; p < infos.size(); ++p) {
@@ -251,7 +262,18 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
           s->counts[i].add(*infos[static_cast<size_t>(firstAt[i][id])]->labels().find(key),
                            totals[i][id]);
         }
+        // The memo's columns live only as long as its session: Filter gets copies.
+        const TopologyColumn& column = *cols.topology[i];
+        std::vector<int32_t>& at = byPosition->domainAt.emplace_back(column.ids);
+        for (size_t p = 0; p < at.size(); ++p) {
+          if (column.presence[p] != TopologyColumn::kHasKey) at[p] = -1;
+        }
       }
+      byPosition->countById = std::move(totals);
+      s->byPosition = std::move(byPosition);
+    }
+    for (const Constraint& c : s->constraints) {
+      s->self.push_back(c.selector.matches(pod->metadata.labels) ? 1 : 0);
     }
     for (size_t i = 0; i < n; ++i) s->counts[i].seal();
     s->computeMinima();
@@ -271,19 +293,29 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
     return updateWithPod(state, pod, podToRemove, node, -1);
   }
 
-  Status filter(const framework::CycleState& state, const framework::PodInfo& pod,
+  Status filter(const framework::CycleState& state, const framework::PodInfo&,
                 const framework::NodeInfo& node) const override {
     if (node.node() == nullptr) return Status::error("node not found");
     const auto* s = state.readAs<PreFilterState>(kPreFilterStateKey);
     if (s == nullptr) {
       return Status::error("reading \"PreFilterPodTopologySpread\" from cycleState: not found");
     }
+    const framework::Snapshot* snapshot = state.snapshot();
+    const int64_t position =
+        s->byPosition != nullptr && snapshot != nullptr ? snapshot->findPosition(node) : -1;
     for (size_t i = 0; i < s->constraints.size(); ++i) {
       const Constraint& c = s->constraints[i];
-      std::optional<std::string_view> value = node.labels().find(c.topologyKey);
-      if (!value) return Status(Code::UnschedulableAndUnresolvable, kErrReasonNodeLabelNotMatch);
-      const int64_t self = c.selector.matches(pod->metadata.labels) ? 1 : 0;
-      const int64_t skew = s->counts[i].count(*value) + self - s->minMatch[i];
+      int64_t count = 0;
+      if (position >= 0) {
+        const int32_t id = s->byPosition->domainAt[i][static_cast<size_t>(position)];
+        if (id < 0) return Status(Code::UnschedulableAndUnresolvable, kErrReasonNodeLabelNotMatch);
+        count = s->byPosition->countById[i][static_cast<size_t>(id)];
+      } else {
+        std::optional<std::string_view> value = node.labels().find(c.topologyKey);
+        if (!value) return Status(Code::UnschedulableAndUnresolvable, kErrReasonNodeLabelNotMatch);
+        count = s->counts[i].count(*value);
+      }
+      const int64_t skew = count + s->self[i] - s->minMatch[i];
       if (skew > c.maxSkew) return Status(Code::Unschedulable, kErrReasonConstraintsNotMatch);
     }
     return Status::success();
@@ -552,6 +584,7 @@ class PodTopologySpread final : public framework::PreFilterPlugin,
       changed = true;
     }
     if (!changed) return Status::success();
+    s->byPosition.reset();  // the counts by id are PreFilter's
     s->computeMinima();
     state.write(kPreFilterStateKey, std::move(s));
     return Status::success();
