@@ -251,6 +251,18 @@ DelegatedAuth::Authentication DelegatedAuth::authenticate(const Request& request
                              " is not in the allowed list");
       failed = true;
     } else if (auto user = headerUser(rh, request.headers)) {
+      if (!validUtf8(user->name) ||
+          !std::all_of(user->groups.begin(), user->groups.end(), validUtf8) ||
+          !std::all_of(user->extra.begin(), user->extra.end(), [](const auto& e) {
+            return validUtf8(e.first) && std::all_of(e.second.begin(), e.second.end(), validUtf8);
+          })) {
+        // A SubjectAccessReview carries them as JSON strings, which must be UTF-8.
+        return Authentication{
+            std::nullopt,
+            Response{400, "application/json",
+                     statusJson(400, "BadRequest", "the front proxy's headers are not valid UTF-8",
+                                false)}};
+      }
       return Authentication{withAuthenticatedGroup(std::move(*user)), std::nullopt};
     }
   }

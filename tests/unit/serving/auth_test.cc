@@ -271,6 +271,12 @@ TEST_F(DelegatedAuthTest, AFrontProxyAssertsTheUserInItsHeaders) {
       << "a client certificate authenticates as its own CN, not as the headers' user";
   EXPECT_EQ(access_.lastUser.name, "front-proxy-client");
   EXPECT_EQ(auth.check(withCertificate(proxy, {}))->status, 401);
+  const int reviews = access_.calls;
+  EXPECT_EQ(auth.check(withCertificate(proxy, {{"X-Remote-User", "\xff\xfe"}}))->status, 400);
+  EXPECT_EQ(auth.check(withCertificate(proxy, {{"X-Remote-User", "a"}, {"X-Remote-Group", "\xc0"}}))
+                ->status,
+            400);
+  EXPECT_EQ(access_.calls, reviews) << "nothing that is not UTF-8 goes to the API server";
 }
 
 TEST_F(DelegatedAuthTest, WithoutAnAuthorizerOnlyTheAlwaysAllowedPass) {
