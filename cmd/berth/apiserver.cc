@@ -42,6 +42,7 @@ bool loadable(apiserver::Resource resource) {
     case apiserver::Resource::CSINodes:
     case apiserver::Resource::CSIDrivers:
     case apiserver::Resource::CSIStorageCapacities:
+    case apiserver::Resource::ConfigMaps:
       return true;
     default:
       return false;

@@ -321,7 +321,10 @@ int demoCommand(const std::vector<std::string>& args) {
   apiserver::ServerOptions serverOptions;
   serverOptions.reviews.tokens.push_back({token, "demo-scraper", "1", {"system:authenticated"}});
   serverOptions.reviews.allow.push_back(
-      {"demo-scraper", "", {"get"}, {"/metrics", "/metrics/resources", "/configz", "/statusz"}});
+      {"demo-scraper",
+       "",
+       {"get"},
+       {"/metrics", "/metrics/resources", "/configz", "/flagz", "/statusz"}});
   auto server = apiserver::Server::start(store, std::move(serverOptions));
   if (!server.ok()) return fail(server.error().message);
 

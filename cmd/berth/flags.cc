@@ -339,6 +339,32 @@ std::string FlagSet::usageLines(const std::vector<std::pair<std::string, const F
   return out;
 }
 
+std::map<std::string, std::string> FlagSet::values() const {
+  std::map<std::string, std::string> out;
+  for (const auto& [name, flag] : flags_) {
+    if (const auto* s = std::get_if<std::string*>(&flag.target)) {
+      out[name] = **s;
+    } else if (const auto* b = std::get_if<bool*>(&flag.target)) {
+      out[name] = **b ? "true" : "false";
+    } else if (const auto* i = std::get_if<int64_t*>(&flag.target)) {
+      out[name] = std::to_string(**i);
+    } else if (const auto* u = std::get_if<uint64_t*>(&flag.target)) {
+      out[name] = std::to_string(**u);
+    } else if (const auto* f = std::get_if<double*>(&flag.target)) {
+      std::ostringstream text;
+      text << **f;
+      out[name] = text.str();
+    } else if (const auto* d = std::get_if<std::chrono::milliseconds*>(&flag.target)) {
+      out[name] = formatDuration(**d);
+    } else if (const auto* list = std::get_if<std::vector<std::string>*>(&flag.target)) {
+      std::string text = "[";
+      for (const std::string& item : **list) text += (text.size() > 1 ? "," : "") + item;
+      out[name] = text + "]";
+    }
+  }
+  return out;
+}
+
 std::string FlagSet::usages() const {
   std::vector<std::pair<std::string, const Flag*>> all;
   for (const auto& [name, flag] : flags_) all.emplace_back(name, &flag);

@@ -71,6 +71,9 @@ class FlagSet {
   // Parses args; positional arguments are returned. "unknown flag: --x" and friends on error.
   util::Result<std::vector<std::string>> parse(const std::vector<std::string>& args);
   bool changed(const std::string& name) const;
+  // Every flag's current value as pflag's Value.String() prints it (true, 10s, [a,b]), by name:
+  // what kube-scheduler's /flagz lists. Refused flags have no value and are left out.
+  std::map<std::string, std::string> values() const;
   bool helpRequested() const { return help_; }
   // --version, --version=true or --version=raw was given: the value, else "".
   const std::string& versionRequested() const { return version_; }

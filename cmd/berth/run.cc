@@ -183,6 +183,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
   log::info(0, "Starting berth", {{"version", BERTH_VERSION}, {"server", (*restClient)->server()}});
   ZPages pages;
   pages.configz = configzJson(settings.config);
+  pages.flags = settings.flagz;
   pages.pods = [podStore] { return podStore->list(); };
   std::unique_ptr<ServingAuth> servingAuth;
   std::unique_ptr<serving::Server> server;
@@ -192,7 +193,7 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     auto made = ServingAuth::create(settings.serving, restConfig, restOptions.onRequest);
     if (!made.ok()) return fail(made.error().message);
     servingAuth = std::move(*made);
-    tls->clientCaPem = servingAuth->clientCaPem();
+    tls->requestClientCertificates = servingAuth->requestsClientCertificates();
     serving::Options serveOptions;
     serveOptions.bindAddress = settings.serving.bindAddress;
     serveOptions.port = settings.serving.port;
@@ -204,7 +205,8 @@ int runDaemon(const RunSettings& settings, client::RestConfig restConfig, std::s
     for (const std::string& warning : settings.serving.warnings) log::warning(warning);
     log::info(0, "Serving securely",
               {{"address", settings.serving.bindAddress + ":" + std::to_string(server->port())},
-               {"paths", "/healthz /livez /readyz /metrics /metrics/resources /configz /statusz"}});
+               {"paths",
+                "/healthz /livez /readyz /metrics /metrics/resources /configz /flagz /statusz"}});
   }
 
   (*sched)->startInformers();

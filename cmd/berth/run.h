@@ -35,7 +35,8 @@ struct RunSettings {
   metrics::ExposureOptions metrics;          // --disabled-metrics, --allow-metric-labels
   std::string showHiddenMetricsForVersion;   // "" or the previous minor: berth hides none
   std::chrono::milliseconds podMaxInUnschedulablePodsDuration{std::chrono::minutes(5)};
-  std::vector<std::string> warnings;  // to log once started (a flag overriding --config)
+  std::vector<std::string> warnings;         // to log once started (a flag overriding --config)
+  std::map<std::string, std::string> flagz;  // every flag's parsed value, for /flagz
   ServingSettings serving;  // the secure port, its certificate, authentication, authorization
   // The file's, or the default, after the flags (leaderElection and clientConnection included).
   config::Configuration config;

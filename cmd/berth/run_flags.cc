@@ -286,6 +286,7 @@ util::Result<RunFlags> parseRunFlags(const std::vector<std::string>& args) {
 
   const CommandLine cli = flags.parseCommandLine(args, kRunHelp, /*maxArgs=*/0);
   if (cli.exitCode) return RunFlags{cli.exitCode, std::move(s)};
+  s.flagz = flags.values();  // now: some targets are locals of this function
   auto format = log::parseFormat(logFormat);
   if (!format.ok()) return format.error();
   s.logFormat = *format;

@@ -90,8 +90,9 @@ void addServingFlags(FlagSet& flags, ServingSettings* s) {
                            "requestheader-uid-headers", "requestheader-username-headers"}) {
     flags.addRefused(
         name, std::string_view(name) == "requestheader-client-ca-file" ? "string" : "strings",
-        "berth does not trust an authenticating proxy's headers; it authenticates "
-        "bearer tokens (TokenReview) and client certificates (--client-ca-file)");
+        "berth takes an authenticating proxy's settings only from the requestheader-* keys of "
+        "the kube-system/extension-apiserver-authentication ConfigMap, as the API server "
+        "publishes them");
   }
 
   flags.section("authorization");

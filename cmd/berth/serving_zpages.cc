@@ -9,7 +9,8 @@ std::string configzJson(const config::Configuration& cfg) {
 }
 
 const std::vector<std::string>& zpagePaths() {
-  static const std::vector<std::string> kPaths{"/configz", "/metrics/resources", "/statusz"};
+  static const std::vector<std::string> kPaths{"/configz", "/flagz", "/metrics/resources",
+                                               "/statusz"};
   return kPaths;
 }
 
@@ -17,6 +18,10 @@ std::optional<serving::Response> zpageResponse(std::string_view path,
                                                const serving::Request& request,
                                                const ZPages& pages) {
   if (path == "/configz") return serving::configzResponse("componentconfig", pages.configz);
+  if (path == "/flagz") {
+    if (!serving::acceptsPlainText(request.accept)) return serving::notAcceptable();
+    return serving::flagzResponse("berth", pages.flags, serving::zpageDelimiter());
+  }
   if (path == "/metrics/resources") {
     return serving::Response{
         200, "text/plain; version=0.0.4; charset=utf-8",
@@ -33,8 +38,8 @@ std::optional<serving::Response> zpageResponse(std::string_view path,
     info.compiler = "g++ " __VERSION__;
 #endif
     info.binaryVersion = std::string("v") + BERTH_VERSION;
-    info.paths = {"/configz",           "/healthz", "/livez",  "/metrics",
-                  "/metrics/resources", "/readyz",  "/statusz"};
+    info.paths = {"/configz",           "/flagz",  "/healthz", "/livez", "/metrics",
+                  "/metrics/resources", "/readyz", "/statusz"};
     return serving::statuszResponse("berth", info, serving::zpageDelimiter());
   }
   return std::nullopt;

@@ -1,11 +1,13 @@
 #pragma once
 // The serving port's pages beyond health and /metrics, behind the same authorization:
 // /configz (the effective KubeSchedulerConfiguration, kubescheduler.config.k8s.io/v1 after
-// defaulting, under "componentconfig" as kube-scheduler registers it), /statusz and
+// defaulting, under "componentconfig" as kube-scheduler registers it), /flagz (every flag of
+// `berth run` with its parsed value, as component-base's flagz reads the flag sets), /statusz and
 // /metrics/resources (the pods' requests and limits, from the pod informer at scrape time).
 
 #include <chrono>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,7 +24,8 @@ namespace berth::cmd {
 std::string configzJson(const config::Configuration& cfg);
 
 struct ZPages {
-  std::string configz;  // configzJson of the running configuration
+  std::string configz;                       // configzJson of the running configuration
+  std::map<std::string, std::string> flags;  // FlagSet::values() of the command line
   std::chrono::system_clock::time_point started = std::chrono::system_clock::now();
   // Every pod the scheduler watches, at the time of the call.
   std::function<std::vector<api::PodPtr>()> pods;

@@ -39,6 +39,8 @@ inline constexpr ResourceInfo kLeases{"coordination.k8s.io", "v1", "leases", "Le
                                       "LeaseList",           true};
 inline constexpr ResourceInfo kNamespaces{"",   "v1", "namespaces", "Namespace", "NamespaceList",
                                           false};
+inline constexpr ResourceInfo kConfigMaps{"",  "v1", "configmaps", "ConfigMap", "ConfigMapList",
+                                          true};
 inline constexpr ResourceInfo kServices{"", "v1", "services", "Service", "ServiceList", true};
 inline constexpr ResourceInfo kReplicationControllers{
     "", "v1", "replicationcontrollers", "ReplicationController", "ReplicationControllerList", true};

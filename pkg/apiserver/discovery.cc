@@ -30,6 +30,7 @@ struct Entry {
 const std::vector<Entry>& entries() {
   static const std::vector<Entry> kEntries = {
       {"", "bindings", "binding", true, "Binding", {"create"}},
+      {"", "configmaps", "configmap", true, "ConfigMap", kObjectVerbs, {"cm"}},
       {"", "events", "event", true, "Event", kObjectVerbs, {"ev"}},
       {"", "namespaces", "namespace", false, "Namespace", kObjectVerbs, {"ns"}},
       {"", "namespaces/status", "", false, "Namespace", kStatusVerbs},

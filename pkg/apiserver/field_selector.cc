@@ -163,7 +163,7 @@ ApiResult<FieldSelector> FieldSelector::parse(Resource resource, std::string_vie
           resource == Resource::ReplicaSets || resource == Resource::StatefulSets ||
           resource == Resource::PodDisruptionBudgets || resource == Resource::StorageClasses ||
           resource == Resource::CSINodes || resource == Resource::CSIDrivers ||
-          resource == Resource::CSIStorageCapacities) {
+          resource == Resource::CSIStorageCapacities || resource == Resource::ConfigMaps) {
         return badRequest(util::quoteGo(term.field) +
                           " is not a known field selector: only \"metadata.name\", "
                           "\"metadata.namespace\"");

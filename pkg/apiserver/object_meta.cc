@@ -44,6 +44,8 @@ std::string_view storagePrefix(Resource resource) {
       return "/registry/csidrivers/";
     case Resource::CSIStorageCapacities:
       return "/registry/csistoragecapacities/";
+    case Resource::ConfigMaps:
+      return "/registry/configmaps/";
   }
   return "/registry/";
 }

@@ -23,7 +23,8 @@ constexpr std::array<const ResourceInfo*, kResourceCount> kResources = {
     &api::kStorageClasses,
     &api::kCSINodes,
     &api::kCSIDrivers,
-    &api::kCSIStorageCapacities};
+    &api::kCSIStorageCapacities,
+    &api::kConfigMaps};
 
 }  // namespace
 

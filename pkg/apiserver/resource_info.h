@@ -31,8 +31,9 @@ enum class Resource {
   CSINodes,
   CSIDrivers,
   CSIStorageCapacities,
+  ConfigMaps,
 };
-inline constexpr size_t kResourceCount = 17;
+inline constexpr size_t kResourceCount = 18;
 
 using ResourceInfo = api::ResourceInfo;
 

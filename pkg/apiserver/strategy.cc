@@ -153,7 +153,7 @@ void prepareForCreate(Resource resource, json& object, std::string_view now) {
 
 void prepareForUpdate(Resource resource, const json& old, json& next) {
   if (resource == Resource::Events || resource == Resource::EventsV1 ||
-      resource == Resource::Leases) {
+      resource == Resource::Leases || resource == Resource::ConfigMaps) {
     return;  // no status subresource: an update writes the whole object
   }
   if (old.contains("status")) {

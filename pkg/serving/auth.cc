@@ -87,6 +87,75 @@ std::string lowered(std::string_view s) {
   return out;
 }
 
+bool sameHeaderName(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && lowered(a) == lowered(b);
+}
+
+// url.PathUnescape of an extra key; the key as given when it is not well escaped, as upstream.
+std::string unescapeExtraKey(std::string_view key) {
+  std::string out;
+  for (size_t i = 0; i < key.size(); ++i) {
+    if (key[i] != '%') {
+      out += key[i];
+      continue;
+    }
+    if (i + 2 >= key.size() || !std::isxdigit(static_cast<unsigned char>(key[i + 1])) ||
+        !std::isxdigit(static_cast<unsigned char>(key[i + 2]))) {
+      return std::string(key);
+    }
+    out += static_cast<char>(std::stoi(std::string(key.substr(i + 1, 2)), nullptr, 16));
+    i += 2;
+  }
+  return out;
+}
+
+// The user a front proxy names in its headers (headerrequest's authenticator): the first
+// username header with a value, every value of the group headers, the extra-prefixed headers.
+std::optional<UserInfo> headerUser(const RequestHeaderConfig& config,
+                                   const std::vector<Header>& headers) {
+  auto values = [&](std::string_view name) {
+    std::vector<std::string> out;
+    for (const auto& [key, value] : headers) {
+      if (!value.empty() && sameHeaderName(key, name)) out.emplace_back(value);
+    }
+    return out;
+  };
+  UserInfo user;
+  for (const std::string& name : config.usernameHeaders) {
+    std::vector<std::string> found = values(name);
+    if (!found.empty()) {
+      user.name = found.front();
+      break;
+    }
+  }
+  if (user.name.empty()) return std::nullopt;
+  for (const std::string& name : config.groupHeaders) {
+    for (std::string& group : values(name)) user.groups.push_back(std::move(group));
+  }
+  for (const auto& [key, value] : headers) {
+    const std::string lowerKey = lowered(key);
+    for (const std::string& prefix : config.extraHeaderPrefixes) {
+      if (!lowerKey.starts_with(lowered(prefix))) continue;
+      user.extra[unescapeExtraKey(std::string_view(lowerKey).substr(prefix.size()))].emplace_back(
+          value);
+    }
+  }
+  return user;
+}
+
+// group.AuthenticatedGroupAdder: every authenticated user is in system:authenticated.
+UserInfo withAuthenticatedGroup(UserInfo user) {
+  for (const std::string& group : user.groups) {
+    if (group == "system:authenticated" || group == "system:unauthenticated") return user;
+  }
+  user.groups.emplace_back("system:authenticated");
+  return user;
+}
+
+void logAuthenticationError(const std::string& err) {
+  log::info(4, "Unable to authenticate the request", {{"err", err}});
+}
+
 // The decision cache's key: everything the review is asked about.
 std::string decisionKey(const UserInfo& user, std::string_view verb, std::string_view path) {
   json key = {{"u", user.name},  {"i", user.uid}, {"g", user.groups},
@@ -142,7 +211,20 @@ DelegatedAuth::DelegatedAuth(DelegatedAuthOptions options)
     : options_(std::move(options)),
       clock_(options_.clock != nullptr ? *options_.clock : util::realClock()),
       tokens_(clock_, kCacheEntries),
-      decisions_(clock_, kCacheEntries) {}
+      decisions_(clock_, kCacheEntries),
+      certificates_(
+          std::make_shared<const CertificateAuthentication>(std::move(options_.certificates))) {}
+
+void DelegatedAuth::setCertificates(CertificateAuthentication certificates) {
+  auto next = std::make_shared<const CertificateAuthentication>(std::move(certificates));
+  std::lock_guard lock(certificates_mu_);
+  certificates_ = std::move(next);
+}
+
+std::shared_ptr<const CertificateAuthentication> DelegatedAuth::certificates() const {
+  std::lock_guard lock(certificates_mu_);
+  return certificates_;
+}
 
 std::optional<Response> DelegatedAuth::check(const Request& request) {
   Authentication authn = authenticate(request);
@@ -153,16 +235,45 @@ std::optional<Response> DelegatedAuth::check(const Request& request) {
 
 DelegatedAuth::Authentication DelegatedAuth::authenticate(const Request& request) {
   bool failed = false;
-  // The union of the x509 and token authenticators: the first that succeeds decides; one that
-  // fails lets the next try, and only when none succeeds does a failure make the request 401.
-  if (request.peer != nullptr) {
-    if (request.peer->verified) {
-      UserInfo user{request.peer->commonName, "", request.peer->organizations, {}};
-      return Authentication{std::move(user), std::nullopt};
+  // The union of the request-header, x509 and token authenticators: the first that succeeds
+  // decides; one that fails lets the next try, and only when none succeeds does a failure make
+  // the request 401.
+  const std::shared_ptr<const CertificateAuthentication> certs = certificates();
+  if (request.peer != nullptr && certs->requestHeader.ca != nullptr) {
+    const RequestHeaderConfig& rh = certs->requestHeader;
+    if (auto err = rh.ca->verify(*request.peer)) {
+      logAuthenticationError("verifying the front proxy's certificate: " + *err);
+      failed = true;
+    } else if (!rh.allowedNames.empty() &&
+               std::find(rh.allowedNames.begin(), rh.allowedNames.end(),
+                         request.peer->commonName) == rh.allowedNames.end()) {
+      logAuthenticationError("x509: subject with cn=" + request.peer->commonName +
+                             " is not in the allowed list");
+      failed = true;
+    } else if (auto user = headerUser(rh, request.headers)) {
+      if (!validUtf8(user->name) ||
+          !std::all_of(user->groups.begin(), user->groups.end(), validUtf8) ||
+          !std::all_of(user->extra.begin(), user->extra.end(), [](const auto& e) {
+            return validUtf8(e.first) && std::all_of(e.second.begin(), e.second.end(), validUtf8);
+          })) {
+        // A SubjectAccessReview carries them as JSON strings, which must be UTF-8.
+        return Authentication{
+            std::nullopt,
+            Response{400, "application/json",
+                     statusJson(400, "BadRequest", "the front proxy's headers are not valid UTF-8",
+                                false)}};
+      }
+      return Authentication{withAuthenticatedGroup(std::move(*user)), std::nullopt};
     }
-    log::info(4, "Unable to authenticate the request",
-              {{"err", "verifying certificate: " + request.peer->verifyError}});
-    failed = true;
+  }
+  if (request.peer != nullptr && certs->clientCa != nullptr) {
+    if (auto err = certs->clientCa->verify(*request.peer)) {
+      logAuthenticationError("verifying certificate: " + *err);
+      failed = true;
+    } else {
+      UserInfo user{request.peer->commonName, "", request.peer->organizations, {}};
+      return Authentication{withAuthenticatedGroup(std::move(user)), std::nullopt};
+    }
   }
   const std::string_view token = bearerToken(request.authorization);
   if (!token.empty() && options_.tokenReviewer != nullptr) {
@@ -186,7 +297,7 @@ DelegatedAuth::Authentication DelegatedAuth::authenticate(const Request& request
       tokens_.put(key, *status, options_.tokenCacheTtl);
     }
     if (status->authenticated && status->error.empty()) {
-      return Authentication{status->user, std::nullopt};
+      return Authentication{withAuthenticatedGroup(status->user), std::nullopt};
     }
     failed = true;
   }

@@ -2,9 +2,12 @@
 // Delegated authentication and authorization for the serving port, as k8s.io/apiserver's
 // DelegatingAuthenticationOptions and DelegatingAuthorizationOptions wire them for
 // kube-scheduler:
-//   authentication: a client certificate verified against the client CA (CN = user, O = groups),
-//     or a bearer token checked by a TokenReview; a request with neither is system:anonymous.
-//     Credentials that are presented and fail are 401 Unauthorized.
+//   authentication, a union in this order: the front proxy's request headers (a client
+//     certificate verified against the request-header CA, its CN among the allowed names, the user
+//     from the first username header set, groups and extra from theirs), a client certificate
+//     verified against the client CA (CN = user, O = groups), a bearer token checked by a
+//     TokenReview; a request with none is system:anonymous. Credentials that are presented and
+//     all fail are 401 Unauthorized. Authenticated users get system:authenticated.
 //   authorization, a union in this order: the always-allow groups (system:masters), the
 //     always-allow paths ("/healthz", "/readyz", "/livez"; a trailing "*" matches a prefix), then a
 //     SubjectAccessReview of the non-resource request (verb = lower-cased method, path). Not
@@ -22,6 +25,7 @@
 #include <vector>
 
 #include "pkg/serving/server.h"
+#include "pkg/serving/x509.h"
 #include "pkg/util/clock.h"
 #include "pkg/util/result.h"
 
@@ -111,6 +115,21 @@ class TtlCache {
   std::map<std::string, Entry> entries_;
 };
 
+// Front-proxy authentication (requestheader-* in extension-apiserver-authentication).
+struct RequestHeaderConfig {
+  CertificatePoolPtr ca;                  // null: request headers are never trusted
+  std::vector<std::string> allowedNames;  // CNs allowed to assert a user; empty: any
+  std::vector<std::string> usernameHeaders;
+  std::vector<std::string> groupHeaders;
+  std::vector<std::string> extraHeaderPrefixes;
+};
+
+// What client certificates are verified against; replaced as a whole when a source changes.
+struct CertificateAuthentication {
+  CertificatePoolPtr clientCa;  // null: client certificates are not looked at
+  RequestHeaderConfig requestHeader;
+};
+
 struct DelegatedAuthOptions {
   // Null: bearer tokens are not looked at, every caller without a certificate is anonymous.
   TokenReviewer* tokenReviewer = nullptr;
@@ -122,6 +141,7 @@ struct DelegatedAuthOptions {
   PathMatcher alwaysAllowPaths;
   std::vector<std::string> alwaysAllowGroups{"system:masters"};
   util::Clock* clock = nullptr;  // the real clock when null
+  CertificateAuthentication certificates;
 };
 
 class DelegatedAuth {
@@ -130,6 +150,8 @@ class DelegatedAuth {
 
   // Nullopt when `request` may be served; otherwise the answer to send instead.
   std::optional<Response> check(const Request& request);
+  // Swaps the client and request-header CAs; requests already being checked finish with the old.
+  void setCertificates(CertificateAuthentication certificates);
 
  private:
   struct Authentication {
@@ -137,6 +159,7 @@ class DelegatedAuth {
     std::optional<Response> refusal;
   };
   Authentication authenticate(const Request& request);
+  std::shared_ptr<const CertificateAuthentication> certificates() const;
   std::optional<Response> authorize(const UserInfo& user, std::string_view verb,
                                     std::string_view path, std::string_view target);
 
@@ -144,6 +167,8 @@ class DelegatedAuth {
   util::Clock& clock_;
   TtlCache<TokenReviewStatus> tokens_;
   TtlCache<AccessReviewStatus> decisions_;
+  mutable std::mutex certificates_mu_;
+  std::shared_ptr<const CertificateAuthentication> certificates_;
 };
 
 // The bodies upstream answers with.

@@ -50,7 +50,7 @@ util::Result<std::string> readSmallFile(const std::string& path, std::string_vie
 }
 
 // Accepts whatever certificate the client presents: as Go's tls.RequestClientCert, the handshake
-// never fails for it, and the authenticator reads the verification result.
+// never fails for it, and the authenticator verifies it.
 int acceptAnyPeer(int /*preverified*/, X509_STORE_CTX* /*ctx*/) { return 1; }
 
 util::Result<std::shared_ptr<ssl::context>> loadTls(const TlsConfig& config) {
@@ -89,9 +89,7 @@ util::Result<std::shared_ptr<ssl::context>> loadTls(const TlsConfig& config) {
   if (ec || SSL_CTX_check_private_key(ctx->native_handle()) != 1) {
     return util::invalidArgument(keyName + ": does not match " + certName);
   }
-  if (!config.clientCaPem.empty()) {
-    ctx->add_certificate_authority(net::buffer(config.clientCaPem), ec);
-    if (ec) return util::invalidArgument("the client CA: " + ec.message());
+  if (config.requestClientCertificates) {
     SSL_CTX_set_verify(ctx->native_handle(), SSL_VERIFY_PEER, acceptAnyPeer);
     static constexpr unsigned char kSessionContext[] = "berth";
     SSL_CTX_set_session_id_context(ctx->native_handle(), kSessionContext,
@@ -109,14 +107,28 @@ std::string nameEntry(X509_NAME_ENTRY* entry) {
   return out;
 }
 
-// The certificate the client presented, with the result of its verification; nullopt if none.
+std::string derOf(X509* cert) {
+  unsigned char* der = nullptr;
+  const int n = i2d_X509(cert, &der);
+  if (n < 0) return "";
+  std::string out(reinterpret_cast<const char*>(der), static_cast<size_t>(n));
+  OPENSSL_free(der);
+  return out;
+}
+
+// The certificate the client presented, with what it sent along; nullopt if none.
 std::optional<PeerCertificate> peerOf(SSL* ssl) {
   X509* cert = SSL_get1_peer_certificate(ssl);
   if (cert == nullptr) return std::nullopt;
   PeerCertificate peer;
-  const long result = SSL_get_verify_result(ssl);
-  peer.verified = result == X509_V_OK;
-  if (!peer.verified) peer.verifyError = X509_verify_cert_error_string(result);
+  peer.chainDer.push_back(derOf(cert));
+  // On a server the chain the client sent does not hold the leaf.
+  if (STACK_OF(X509)* chain = SSL_get_peer_cert_chain(ssl)) {
+    for (int i = 0; i < sk_X509_num(chain); ++i) {
+      X509* c = sk_X509_value(chain, i);
+      if (X509_cmp(c, cert) != 0) peer.chainDer.push_back(derOf(c));
+    }
+  }
   X509_NAME* subject = X509_get_subject_name(cert);
   for (int i = 0; i < X509_NAME_entry_count(subject); ++i) {
     X509_NAME_ENTRY* entry = X509_NAME_get_entry(subject, i);
@@ -276,8 +288,15 @@ Response Server::Impl::answer(const http::request<http::string_body>& req,
   }
   const std::string_view method = req.method() == http::verb::get ? "GET" : "HEAD";
   const auto view = [](beast::string_view v) { return std::string_view(v.data(), v.size()); };
-  const Request request{method, view(req.target()), view(req[http::field::authorization]), peer,
-                        view(req[http::field::accept])};
+  std::vector<Header> headers;
+  for (const auto& field : req)
+    headers.emplace_back(view(field.name_string()), view(field.value()));
+  const Request request{method,
+                        view(req.target()),
+                        view(req[http::field::authorization]),
+                        peer,
+                        view(req[http::field::accept]),
+                        std::move(headers)};
   try {
     return handler(request);
   } catch (const std::exception& e) {

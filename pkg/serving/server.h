@@ -7,7 +7,7 @@
 // Always TLS, as kube-scheduler's secure port: at least TLS 1.2 by default, the certificate and
 // key either in memory or from files that are re-read when they change (cert-manager and kubelet
 // rotate them in place; a pair that fails to load keeps the previous one). Clients may present a
-// certificate, verified against the client CA and handed to the handler.
+// certificate, handed to the handler unjudged (the authenticator verifies it, CertificatePool).
 //
 // Hardening, since the port is reachable from the pod network: requests other than GET/HEAD are
 // refused, headers are capped at 8 KiB (431, as Go answers an oversized header block) and bodies
@@ -20,6 +20,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "pkg/serving/tls.h"
@@ -35,11 +36,12 @@ struct Response {
 
 // The client certificate a connection presented.
 struct PeerCertificate {
-  bool verified = false;    // it chains to TlsConfig::clientCaPem
-  std::string verifyError;  // why not, when not verified
-  std::string commonName;
+  std::vector<std::string> chainDer;  // DER, the leaf first, then what else the client sent
+  std::string commonName;             // the leaf's subject
   std::vector<std::string> organizations;
 };
+
+using Header = std::pair<std::string_view, std::string_view>;  // name as sent, value
 
 struct Request {
   std::string_view method;                // "GET" or "HEAD"
@@ -47,6 +49,7 @@ struct Request {
   std::string_view authorization;         // the Authorization header, "" when absent
   const PeerCertificate* peer = nullptr;  // null when the client presented no certificate
   std::string_view accept;                // the Accept header, "" when absent
+  std::vector<Header> headers;            // every header, in the order sent
 };
 
 // Answers one request. Called on one of the server's threads; it may block for a bounded time.

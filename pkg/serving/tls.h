@@ -2,10 +2,9 @@
 // The serving port's TLS settings as k8s.io/apiserver's SecureServingOptions take them: a
 // certificate and key from files (re-read when they change) or generated in memory, the minimum
 // version and the TLS 1.2 cipher suites by their Go names (--tls-min-version VersionTLS12,
-// --tls-cipher-suites TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,...), and the CA that client
-// certificates are verified against. Clients may present a certificate and are never refused at
-// the handshake for it (Go's tls.RequestClientCert): the authenticator decides what a failed
-// verification means.
+// --tls-cipher-suites TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,...), and whether clients are asked
+// for a certificate. Clients may present one and are never refused at the handshake for it (Go's
+// tls.RequestClientCert): the authenticator verifies it against the client CAs of the moment.
 
 #include <cstdint>
 #include <optional>
@@ -35,8 +34,8 @@ struct TlsConfig {
   // OpenSSL cipher list for TLS 1.2 and below; empty: OpenSSL's defaults. TLS 1.3's suites are
   // fixed, as in Go.
   std::string cipherList;
-  // PEM bundle client certificates are verified against; empty: none is requested.
-  std::string clientCaPem;
+  // Ask clients for a certificate (there is a client CA, now or later).
+  bool requestClientCertificates = false;
 };
 
 // --tls-min-version: VersionTLS10, VersionTLS11, VersionTLS12 or VersionTLS13 (the OpenSSL

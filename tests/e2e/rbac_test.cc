@@ -1067,6 +1067,17 @@ TEST_F(DeployRbac, AllowsEveryRequestBerthMakesAndGrantsNothingItDoesNotUse) {
       }
     }
   }
+  // The serving port's client CAs: the ConfigMap is read at start, then listed and watched by
+  // name, all through the RoleBinding to extension-apiserver-authentication-reader.
+  for (const char* verb : {"get", "list", "watch"}) {
+    EXPECT_TRUE(std::any_of(allowed.begin(), allowed.end(),
+                            [verb](const Attributes& a) {
+                              return a.resource == "configmaps" && a.namespace_ == "kube-system" &&
+                                     a.name == "extension-apiserver-authentication" &&
+                                     a.verb == verb;
+                            }))
+        << "berth did not " << verb << " kube-system/extension-apiserver-authentication";
+  }
   for (const auto& [what, example] : denied) {
     ADD_FAILURE() << "deploy/rbac.yaml does not allow berth's request: " << what << " ("
                   << example.second << " times), e.g. " << example.first;

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -149,10 +150,25 @@ std::string lineWith(const std::string& text, const std::vector<std::string>& pa
   return "";
 }
 
-TEST_F(SecureServing, ServesConfigzStatuszAndPodResourcesToAuthorizedCallersOnly) {
+// The value of flag `name` in a /flagz page ("name<delimiter>value" lines, the delimiter one of
+// upstream's), or nullopt.
+std::optional<std::string> flagValue(const std::string& page, const std::string& name) {
+  std::istringstream lines(page);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.starts_with(name)) continue;
+    for (const std::string delimiter : {": ", ":", "=", " "}) {
+      if (line.compare(name.size(), delimiter.size(), delimiter) == 0) {
+        return line.substr(name.size() + delimiter.size());
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+TEST_F(SecureServing, ServesConfigzFlagzStatuszAndPodResourcesToAuthorizedCallersOnly) {
   create(Resource::Nodes, nodeJson("n1", "4"));
   startBerth();
-  for (const char* path : {"/configz", "/statusz", "/metrics/resources"}) {
+  for (const char* path : {"/configz", "/flagz", "/statusz", "/metrics/resources"}) {
     EXPECT_EQ(get(path).code, 403) << path;
     EXPECT_EQ(get(path, kDenied).code, 403) << path;
     EXPECT_EQ(get(path, "Bearer no-such-token").code, 401) << path;
@@ -180,6 +196,20 @@ TEST_F(SecureServing, ServesConfigzStatuszAndPodResourcesToAuthorizedCallersOnly
   EXPECT_TRUE(statusz->body.starts_with("\nberth statusz\nWarning: ")) << statusz->body;
   EXPECT_NE(statusz->body.find("Binary version"), std::string::npos) << statusz->body;
   EXPECT_NE(statusz->body.find(" /metrics/resources"), std::string::npos) << statusz->body;
+  EXPECT_NE(statusz->body.find(" /flagz"), std::string::npos) << statusz->body;
+
+  // /flagz: every flag of the command line with its parsed value, defaults included.
+  EXPECT_EQ(get("/flagz", test::kScraperAuthorization).code, 406);
+  auto flagz =
+      test::httpsGet(port_, "/flagz", test::kScraperAuthorization, 10s, {"Accept: text/plain"});
+  ASSERT_TRUE(flagz.ok()) << flagz.error().message;
+  EXPECT_EQ(flagz->code, 200);
+  EXPECT_TRUE(flagz->body.starts_with("\nberth flags\nWarning: ")) << flagz->body;
+  EXPECT_EQ(flagValue(flagz->body, "bind-address"), "127.0.0.1") << flagz->body;
+  EXPECT_EQ(flagValue(flagz->body, "leader-elect"), "false") << flagz->body;
+  EXPECT_EQ(flagValue(flagz->body, "v"), "2") << flagz->body;
+  EXPECT_EQ(flagValue(flagz->body, "kubeconfig"), kubeconfig_) << flagz->body;
+  EXPECT_EQ(flagValue(flagz->body, "authentication-token-webhook-cache-ttl"), "10s") << flagz->body;
 
   create(Resource::Pods, podJson("web", "1500m"));
   ASSERT_TRUE(test::eventually([&] { return nodeOf("web") == "n1"; }, 20s)) << berth_->logTail();
@@ -260,11 +290,105 @@ TEST_F(SecureServing, ACertificateFileThatCannotBeReadOrParsedAtStartExitsNaming
   }
 }
 
+// kube-system/extension-apiserver-authentication as kube-apiserver publishes it.
+nlohmann::json authenticationConfigMap(const std::string& clientCa, const std::string& proxyCa) {
+  nlohmann::json data = {{"client-ca-file", clientCa}};
+  if (!proxyCa.empty()) {
+    data["requestheader-client-ca-file"] = proxyCa;
+    data["requestheader-allowed-names"] = R"(["front-proxy-client"])";
+    data["requestheader-username-headers"] = R"(["X-Remote-User"])";
+    data["requestheader-group-headers"] = R"(["X-Remote-Group"])";
+    data["requestheader-extra-headers-prefix"] = R"(["X-Remote-Extra-"])";
+  }
+  return {
+      {"apiVersion", "v1"},
+      {"kind", "ConfigMap"},
+      {"metadata", {{"name", "extension-apiserver-authentication"}, {"namespace", "kube-system"}}},
+      {"data", data}};
+}
+
+TEST_F(SecureServing, ClientCertificatesAndFrontProxiesAreVerifiedAgainstTheWatchedConfigMap) {
+  const test::CertifiedKey firstCa = test::makeCa("client-ca-1");
+  const test::CertifiedKey secondCa = test::makeCa("client-ca-2");
+  const test::CertifiedKey proxyCa = test::makeCa("front-proxy-ca");
+  create(Resource::ConfigMaps, authenticationConfigMap(firstCa.certificatePem, ""));
+  startBerth();
+  const test::CertifiedKey first = test::issueClientCertificate(firstCa, "scraper", "monitoring");
+  const test::CertifiedKey second = test::issueClientCertificate(secondCa, "scraper", "monitoring");
+  auto getAs = [&](const test::CertifiedKey& cert, const std::vector<std::string>& headers = {}) {
+    auto reply = test::httpsGet(port_, "/metrics", "", 10s, headers, &cert);
+    return reply.ok() ? reply->code : -1;
+  };
+  EXPECT_EQ(getAs(first), 200);
+  EXPECT_EQ(getAs(second), 401);
+  EXPECT_EQ(get("/metrics").code, 403) << "no certificate: anonymous";
+
+  // A new CA in the ConfigMap replaces the old one without a restart.
+  auto stored =
+      store_.get(Resource::ConfigMaps, "kube-system", "extension-apiserver-authentication");
+  ASSERT_TRUE(stored.ok());
+  nlohmann::json next = authenticationConfigMap(secondCa.certificatePem, proxyCa.certificatePem);
+  next["metadata"]["resourceVersion"] = (*stored)["metadata"]["resourceVersion"];
+  ASSERT_TRUE(
+      store_.update(Resource::ConfigMaps, "kube-system", "extension-apiserver-authentication", next)
+          .ok());
+  EXPECT_TRUE(test::eventually([&] { return getAs(second) == 200; }, 20s)) << berth_->logTail();
+  EXPECT_EQ(getAs(first), 401);
+
+  // The front proxy's certificate lets its headers name the user the SubjectAccessReview asks
+  // about: "scraper" may read /metrics, "nobody" may not.
+  const test::CertifiedKey proxy = test::issueClientCertificate(proxyCa, "front-proxy-client", "");
+  EXPECT_EQ(getAs(proxy, {"X-Remote-User: scraper", "X-Remote-Group: monitoring"}), 200);
+  EXPECT_EQ(getAs(proxy, {"X-Remote-User: nobody"}), 403);
+  const test::CertifiedKey intruder = test::issueClientCertificate(proxyCa, "intruder", "");
+  EXPECT_EQ(getAs(intruder, {"X-Remote-User: scraper"}), 401) << "not an allowed name";
+  EXPECT_EQ(getAs(second, {"X-Remote-User: nobody"}), 200)
+      << "a client certificate is its own CN, whatever the headers say";
+
+  // A ConfigMap that does not parse keeps the CAs berth has.
+  stored = store_.get(Resource::ConfigMaps, "kube-system", "extension-apiserver-authentication");
+  ASSERT_TRUE(stored.ok());
+  nlohmann::json bad = *stored;
+  bad["data"]["client-ca-file"] = "not a certificate";
+  ASSERT_TRUE(
+      store_.update(Resource::ConfigMaps, "kube-system", "extension-apiserver-authentication", bad)
+          .ok());
+  EXPECT_TRUE(berth_->waitForLogLine({"Keeping the previous CA bundle", "client-ca-file"}, 20s))
+      << berth_->logTail();
+  EXPECT_EQ(getAs(second), 200);
+}
+
+TEST_F(SecureServing, AConfigMapLookupFailureIsFatalOnlyWhenNotTolerated) {
+  nlohmann::json cm = authenticationConfigMap(test::makeCa("ca").certificatePem, "");
+  cm["data"]["requestheader-username-headers"] = "X-Remote-User";  // not a JSON list
+  create(Resource::ConfigMaps, cm);
+  std::remove((prefix_ + ".log").c_str());
+  auto spawned = test::BerthProcess::spawn(
+      BERTH_BINARY,
+      {"run", "--kubeconfig", kubeconfig_, "--port", "0", "--leader-elect=false",
+       "--authentication-tolerate-lookup-failure=false"},
+      prefix_ + ".log");
+  ASSERT_TRUE(spawned.ok());
+  EXPECT_NE((*spawned)->waitForExit(20s).value_or(0), 0);
+  EXPECT_NE((*spawned)->log().find("configmap kube-system/extension-apiserver-authentication: "
+                                   "data.requestheader-username-headers: not a JSON array"),
+            std::string::npos)
+      << (*spawned)->logTail();
+
+  // Tolerated (kube-scheduler's default): berth serves, trusting no certificate.
+  startBerth();
+  EXPECT_TRUE(
+      berth_->waitForLogLine({"Error looking up in-cluster authentication configuration"}, 10s))
+      << berth_->logTail();
+  EXPECT_EQ(get("/metrics", test::kScraperAuthorization).code, 200);
+}
+
 TEST_F(SecureServing, ANonUtf8TokenOrAHugeHeaderIsRefusedWithoutAReview) {
   startBerth();
   EXPECT_EQ(get("/metrics", "Bearer \xff\xfe\xfd").code, 400);
   EXPECT_EQ(get("/metrics", "Bearer " + std::string(1024 * 1024, 'a')).code, 431);
   EXPECT_EQ(reviews("tokenreviews"), 0U);
+  EXPECT_EQ(reviews("subjectaccessreviews"), 0U);
   EXPECT_EQ(get("/healthz").code, 200);
 }
 

@@ -92,7 +92,8 @@ std::string certificateFingerprint(const std::string& pem) {
 util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
                                  const std::string& authorization,
                                  std::chrono::milliseconds timeout,
-                                 const std::vector<std::string>& headers) {
+                                 const std::vector<std::string>& headers,
+                                 const CertifiedKey* clientCertificate) {
   const std::string url = "https://127.0.0.1:" + std::to_string(port) + path;
   auto failed = [&url](const std::string& what) {
     return util::Error{util::ErrorCode::Unavailable, "GET " + url + ": " + what};
@@ -124,6 +125,24 @@ util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
   // The daemon's certificate is self-signed unless a test gives it one: the test reads who it
   // names instead of verifying it.
   closer.ctx = SSL_CTX_new(TLS_client_method());
+  if (closer.ctx != nullptr && clientCertificate != nullptr) {
+    const std::string& pem = clientCertificate->certificatePem;
+    const std::string& keyPem = clientCertificate->privateKeyPem;
+    BIO* certBio = BIO_new_mem_buf(pem.data(), static_cast<int>(pem.size()));
+    X509* cert =
+        certBio != nullptr ? PEM_read_bio_X509(certBio, nullptr, nullptr, nullptr) : nullptr;
+    BIO* keyBio = BIO_new_mem_buf(keyPem.data(), static_cast<int>(keyPem.size()));
+    EVP_PKEY* key =
+        keyBio != nullptr ? PEM_read_bio_PrivateKey(keyBio, nullptr, nullptr, nullptr) : nullptr;
+    const bool loaded = cert != nullptr && key != nullptr &&
+                        SSL_CTX_use_certificate(closer.ctx, cert) == 1 &&
+                        SSL_CTX_use_PrivateKey(closer.ctx, key) == 1;
+    X509_free(cert);
+    EVP_PKEY_free(key);
+    BIO_free(certBio);
+    BIO_free(keyBio);
+    if (!loaded) return failed("cannot load the client certificate");
+  }
   closer.ssl = closer.ctx != nullptr ? SSL_new(closer.ctx) : nullptr;
   if (closer.ssl == nullptr) return failed("SSL_new failed");
   SSL_set_fd(closer.ssl, fd);

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "pkg/util/result.h"
+#include "tests/support/certs.h"
 
 namespace berth::test {
 
@@ -36,11 +37,13 @@ struct HttpReply {
 std::string certificateFingerprint(const std::string& pem);
 // GET https://127.0.0.1:port/path with `Connection: close`, without verifying the server's
 // certificate, sending `authorization` as the Authorization header when set and `headers`
-// ("Name: value" each) after it; an error names the URL.
+// ("Name: value" each) after it, presenting `clientCertificate` when given; an error names the
+// URL.
 util::Result<HttpReply> httpsGet(uint16_t port, const std::string& path,
                                  const std::string& authorization = {},
                                  std::chrono::milliseconds timeout = std::chrono::seconds(10),
-                                 const std::vector<std::string>& headers = {});
+                                 const std::vector<std::string>& headers = {},
+                                 const CertifiedKey* clientCertificate = nullptr);
 
 class BerthProcess {
  public:

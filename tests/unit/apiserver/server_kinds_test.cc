@@ -1,4 +1,5 @@
-// The namespaces, services, replication controllers, replica sets and stateful sets over HTTP:
+// The namespaces, services, replication controllers, replica sets, stateful sets and config maps
+// over HTTP:
 // their paths, discovery and delete answers, as kubectl and client libraries see them.
 
 #include <gmock/gmock.h>
@@ -120,6 +121,59 @@ TEST_F(ServerKindsTest, DeleteAnswersAsEachRegistryDoes) {
   Response refused = send("DELETE", "/api/v1/namespaces/kube-system");
   EXPECT_EQ(refused.code, 403);
   EXPECT_EQ(refused.json()["reason"], "Forbidden");
+}
+
+// core/v1 ConfigMaps, as the serving port reads kube-system/extension-apiserver-authentication:
+// no status, metadata.name as the only field selector besides the namespace.
+TEST_F(ServerKindsTest, ConfigMapsAreNamespacedWithoutStatus) {
+  json discovery = send("GET", "/api/v1").json();
+  std::map<std::string, json> byName;
+  for (const json& r : discovery["resources"]) byName[r["name"]] = r;
+  ASSERT_TRUE(byName.count("configmaps")) << discovery;
+  EXPECT_EQ(byName["configmaps"]["kind"], "ConfigMap");
+  EXPECT_EQ(byName["configmaps"]["namespaced"], true);
+  EXPECT_EQ(byName["configmaps"]["shortNames"], json::array({"cm"}));
+  EXPECT_FALSE(byName.count("configmaps/status"));
+
+  const std::string path = "/api/v1/namespaces/kube-system/configmaps";
+  const json cm = {{"metadata", {{"name", "extension-apiserver-authentication"}}},
+                   {"data", {{"client-ca-file", "pem"}}}};
+  ASSERT_EQ(send("POST", path, cm).code, 201);
+  ASSERT_EQ(send("POST", path, {{"metadata", {{"name", "other"}}}}).code, 201);
+  EXPECT_EQ(send("POST", path, cm).code, 409);
+  const json got = send("GET", path + "/extension-apiserver-authentication").json();
+  EXPECT_EQ(got["kind"], "ConfigMap");
+  EXPECT_EQ(got["data"]["client-ca-file"], "pem");
+  EXPECT_FALSE(got.contains("status"));
+
+  json list =
+      send("GET", path + "?fieldSelector=metadata.name%3Dextension-apiserver-authentication")
+          .json();
+  EXPECT_EQ(list["kind"], "ConfigMapList");
+  ASSERT_EQ(list["items"].size(), 1u);
+  Response badSelector = send("GET", path + "?fieldSelector=data.x%3Dy");
+  EXPECT_EQ(badSelector.code, 400);
+  EXPECT_EQ(badSelector.json()["message"],
+            "\"data.x\" is not a known field selector: only \"metadata.name\", "
+            "\"metadata.namespace\"");
+  EXPECT_EQ(send("GET", "/api/v1/configmaps").json()["items"].size(), 2u);
+
+  Response patched =
+      client_->request("PATCH", path + "/extension-apiserver-authentication",
+                       R"({"data":{"requestheader-username-headers":"[\"X-Remote-User\"]"}})",
+                       {{"Content-Type", "application/merge-patch+json"}});
+  ASSERT_EQ(patched.code, 200) << patched.body;
+  EXPECT_EQ(patched.json()["data"].size(), 2u);
+  json updated = patched.json();
+  updated["data"] = {{"client-ca-file", "new"}};
+  Response put = send("PUT", path + "/extension-apiserver-authentication", updated);
+  ASSERT_EQ(put.code, 200) << put.body;
+  EXPECT_EQ(put.json()["data"], json({{"client-ca-file", "new"}}));
+
+  json status = send("DELETE", path + "/other").json();
+  EXPECT_EQ(status["kind"], "Status");
+  EXPECT_EQ(status["details"]["kind"], "configmaps");
+  EXPECT_EQ(send("GET", path + "/other").code, 404);
 }
 
 }  // namespace

@@ -97,9 +97,9 @@ TEST(RunFlags, UpstreamFlagsBerthDoesNotHaveAreRefusedWithWhy) {
        "--tls-sni-cert-key is not supported by berth: berth serves one certificate: use "
        "--tls-cert-file and --tls-private-key-file"},
       {{"--requestheader-client-ca-file=/ca"},
-       "--requestheader-client-ca-file is not supported by berth: berth does not trust an "
-       "authenticating proxy's headers; it authenticates bearer tokens (TokenReview) and client "
-       "certificates (--client-ca-file)"},
+       "--requestheader-client-ca-file is not supported by berth: berth takes an authenticating "
+       "proxy's settings only from the requestheader-* keys of the "
+       "kube-system/extension-apiserver-authentication ConfigMap"},
       {{"--requestheader-allowed-names=front-proxy"}, "--requestheader-allowed-names is not"},
       {{"--requestheader-extra-headers-prefix=x-remote-extra-"},
        "--requestheader-extra-headers-prefix is not"},
@@ -185,6 +185,20 @@ TEST(RunFlags, PflagSyntaxInFull) {
   EXPECT_EQ(flagError({"-v"}), "Error: flag needs an argument: 'v' in -v\n");
   EXPECT_EQ(flagError({"-v=x"}),
             "Error: invalid argument \"x\" for \"--v\" flag: not an integer\n");
+}
+
+// What /flagz lists: every flag with its value as pflag's Value.String() prints it.
+TEST(RunFlags, FlagzHoldsEveryFlagsParsedValueAsPflagPrintsIt) {
+  auto s = run({"--v=4", "--leader-elect=false", "--kube-api-qps=12.5",
+                "--authentication-token-webhook-cache-ttl=90s", "--bind-address=127.0.0.1"});
+  ASSERT_TRUE(s.ok()) << s.error().message;
+  EXPECT_EQ(s->flagz.at("v"), "4");
+  EXPECT_EQ(s->flagz.at("leader-elect"), "false");
+  EXPECT_EQ(s->flagz.at("kube-api-qps"), "12.5");
+  EXPECT_EQ(s->flagz.at("authentication-token-webhook-cache-ttl"), "1m30s");
+  EXPECT_EQ(s->flagz.at("bind-address"), "127.0.0.1");
+  EXPECT_EQ(s->flagz.at("secure-port"), "10259") << "defaults are listed too";
+  EXPECT_EQ(s->flagz.count("requestheader-client-ca-file"), 0U) << "refused flags have no value";
 }
 
 TEST(RunFlags, LogFormatIsAnAliasOfLoggingFormat) {

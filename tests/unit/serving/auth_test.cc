@@ -1,10 +1,15 @@
 #include "pkg/serving/auth.h"
 
 #include <gtest/gtest.h>
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/x509.h>
 
 #include <map>
 #include <set>
 #include <string>
+
+#include "tests/support/certs.h"
 
 namespace berth::serving {
 namespace {
@@ -30,11 +35,13 @@ class FakeAccess final : public AccessReviewer {
   util::Result<AccessReviewStatus> review(const UserInfo& user, std::string_view verb,
                                           std::string_view path) override {
     ++calls;
+    lastUser = user;
     if (down) return util::Error{util::ErrorCode::Unavailable, "connection refused"};
     const bool allowed = allow.count(user.name + " " + std::string(verb) + " " + std::string(path));
     return AccessReviewStatus{allowed, false, allowed ? "" : reason};
   }
   std::set<std::string> allow;
+  UserInfo lastUser;
   std::string reason;
   bool down = false;
   int calls = 0;
@@ -58,7 +65,13 @@ class DelegatedAuthTest : public ::testing::Test {
   }
 
   static Request get(std::string_view target, std::string_view authorization = {}) {
-    return Request{"GET", target, authorization, nullptr, ""};
+    return Request{"GET", target, authorization, nullptr, "", {}};
+  }
+
+  // A request presenting `cert` (CN and O read as the server reads them) and `headers`.
+  static Request withCertificate(const PeerCertificate& peer, std::vector<Header> headers = {},
+                                 std::string_view authorization = {}) {
+    return Request{"GET", "/metrics", authorization, &peer, "", std::move(headers)};
   }
 
   util::FakeClock clock_;
@@ -168,14 +181,102 @@ TEST_F(DelegatedAuthTest, AHeaderThatIsNotABearerTokenIsAnonymous) {
   EXPECT_EQ(tokens_.calls, 0);
 }
 
+// What the server hands over for a client presenting `key`'s certificate.
+PeerCertificate peerOf(const test::CertifiedKey& key, const std::string& cn,
+                       std::vector<std::string> organizations = {}) {
+  std::unique_ptr<BIO, decltype(&BIO_free)> bio(
+      BIO_new_mem_buf(key.certificatePem.data(), static_cast<int>(key.certificatePem.size())),
+      BIO_free);
+  std::unique_ptr<X509, decltype(&X509_free)> cert(
+      PEM_read_bio_X509(bio.get(), nullptr, nullptr, nullptr), X509_free);
+  unsigned char* der = nullptr;
+  const int n = i2d_X509(cert.get(), &der);
+  PeerCertificate peer{{std::string(reinterpret_cast<const char*>(der), static_cast<size_t>(n))},
+                       cn,
+                       std::move(organizations)};
+  OPENSSL_free(der);
+  return peer;
+}
+
+CertificatePoolPtr poolOf(const test::CertifiedKey& ca) {
+  auto pool = CertificatePool::fromPem(ca.certificatePem, "ca");
+  if (!pool.ok()) throw std::runtime_error(pool.error().message);
+  return *pool;
+}
+
 TEST_F(DelegatedAuthTest, ClientCertificatesAuthenticateAndFailedOnesAre401) {
+  const test::TestPki pki = test::makeTestPki();
   DelegatedAuth auth = make();
-  PeerCertificate good{true, "", "prometheus", {"monitoring"}};
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &good, ""}), std::nullopt);
-  PeerCertificate bad{false, "unable to get local issuer certificate", "prometheus", {}};
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "", &bad, ""})->status, 401);
+  const PeerCertificate good =
+      peerOf(test::issueClientCertificate(pki.ca, "prometheus", "monitoring"), "prometheus",
+             {"monitoring"});
+  const PeerCertificate bad =
+      peerOf(test::issueClientCertificate(test::makeCa("other"), "prometheus", ""), "prometheus");
+  // Without a client CA, certificates are not looked at: the caller is anonymous.
+  EXPECT_EQ(auth.check(withCertificate(good))->status, 403);
+  EXPECT_EQ(access_.calls, 1);
+
+  auth.setCertificates(CertificateAuthentication{poolOf(pki.ca), {}});
+  EXPECT_EQ(auth.check(withCertificate(good)), std::nullopt);
+  EXPECT_EQ(auth.check(withCertificate(bad))->status, 401);
+  // A server certificate cannot authenticate a client.
+  EXPECT_EQ(auth.check(withCertificate(peerOf(pki.server, "prometheus")))->status, 401);
   // A failed certificate with a good token: the token authenticates.
-  EXPECT_EQ(auth.check(Request{"GET", "/metrics", "Bearer good", &bad, ""}), std::nullopt);
+  EXPECT_EQ(auth.check(withCertificate(bad, {}, "Bearer good")), std::nullopt);
+
+  // A new CA applies to the next request.
+  const test::CertifiedKey otherCa = test::makeCa("rotated");
+  auth.setCertificates(CertificateAuthentication{poolOf(otherCa), {}});
+  EXPECT_EQ(auth.check(withCertificate(good))->status, 401);
+}
+
+TEST_F(DelegatedAuthTest, AFrontProxyAssertsTheUserInItsHeaders) {
+  const test::TestPki pki = test::makeTestPki();
+  const test::CertifiedKey proxyCa = test::makeCa("front-proxy-ca");
+  RequestHeaderConfig rh;
+  rh.ca = poolOf(proxyCa);
+  rh.allowedNames = {"front-proxy-client"};
+  rh.usernameHeaders = {"X-Remote-User"};
+  rh.groupHeaders = {"X-Remote-Group"};
+  rh.extraHeaderPrefixes = {"X-Remote-Extra-"};
+  DelegatedAuthOptions o;
+  o.accessReviewer = &access_;
+  o.alwaysAllowPaths = *PathMatcher::create({"/healthz"});
+  o.clock = &clock_;
+  o.certificates = CertificateAuthentication{poolOf(pki.ca), rh};
+  DelegatedAuth auth(std::move(o));
+  access_.allow.insert("alice get /metrics");
+  const PeerCertificate proxy =
+      peerOf(test::issueClientCertificate(proxyCa, "front-proxy-client", ""), "front-proxy-client");
+  const std::vector<Header> alice{{"x-remote-user", "alice"},
+                                  {"X-Remote-Group", "devs"},
+                                  {"X-Remote-Group", "ops"},
+                                  {"X-Remote-Extra-Scopes", "a"},
+                                  {"x-remote-extra-acme.com%2Fproject", "p1"}};
+  EXPECT_EQ(auth.check(withCertificate(proxy, alice)), std::nullopt);
+  EXPECT_EQ(access_.lastUser.name, "alice");
+  EXPECT_EQ(access_.lastUser.groups,
+            (std::vector<std::string>{"devs", "ops", "system:authenticated"}));
+  EXPECT_EQ(access_.lastUser.extra, (std::map<std::string, std::vector<std::string>>{
+                                        {"acme.com/project", {"p1"}}, {"scopes", {"a"}}}));
+
+  // A proxy certificate whose CN is not allowed, or from another CA, is refused; without a
+  // username header the proxy's certificate is not a client certificate of the client CA either.
+  const PeerCertificate stranger =
+      peerOf(test::issueClientCertificate(proxyCa, "someone", ""), "someone");
+  EXPECT_EQ(auth.check(withCertificate(stranger, alice))->status, 401);
+  const PeerCertificate client =
+      peerOf(test::issueClientCertificate(pki.ca, "front-proxy-client", ""), "front-proxy-client");
+  EXPECT_EQ(auth.check(withCertificate(client, alice))->status, 403)
+      << "a client certificate authenticates as its own CN, not as the headers' user";
+  EXPECT_EQ(access_.lastUser.name, "front-proxy-client");
+  EXPECT_EQ(auth.check(withCertificate(proxy, {}))->status, 401);
+  const int reviews = access_.calls;
+  EXPECT_EQ(auth.check(withCertificate(proxy, {{"X-Remote-User", "\xff\xfe"}}))->status, 400);
+  EXPECT_EQ(auth.check(withCertificate(proxy, {{"X-Remote-User", "a"}, {"X-Remote-Group", "\xc0"}}))
+                ->status,
+            400);
+  EXPECT_EQ(access_.calls, reviews) << "nothing that is not UTF-8 goes to the API server";
 }
 
 TEST_F(DelegatedAuthTest, WithoutAnAuthorizerOnlyTheAlwaysAllowedPass) {

@@ -14,6 +14,7 @@
 
 #include "pkg/serving/health.h"
 #include "pkg/serving/tls.h"
+#include "pkg/serving/x509.h"
 #include "tests/support/certs.h"
 
 namespace berth::serving {
@@ -148,23 +149,30 @@ TEST(Server, HonoursTheMinimumTlsVersion) {
   EXPECT_THROW(stream.handshake(ssl::stream_base::client), std::exception);
 }
 
-TEST(Server, HandsTheClientCertificateAndItsVerificationToTheHandler) {
+TEST(Server, HandsTheClientCertificateAndTheHeadersToTheHandler) {
   const test::TestPki pki = test::makeTestPki();
   const test::CertifiedKey stranger =
       test::issueClientCertificate(test::makeCa("other"), "mallory", "system:masters");
+  auto pool = CertificatePool::fromPem(pki.ca.certificatePem, "the CA");
+  ASSERT_TRUE(pool.ok()) << pool.error().message;
   Options options = selfSigned();
-  options.tls.clientCaPem = pki.ca.certificatePem;
-  auto server = startOrDie(options, [](const Request& request) {
-    if (request.peer == nullptr) return Response{200, "text/plain", "none"};
+  options.tls.requestClientCertificates = true;
+  auto server = startOrDie(options, [&pool](const Request& request) {
+    std::string remote;
+    for (const auto& [name, value] : request.headers) {
+      if (name == "X-Extra") remote = " as " + std::string(value);
+    }
+    if (request.peer == nullptr) return Response{200, "text/plain", "none" + remote};
     std::string groups;
     for (const auto& g : request.peer->organizations) groups += g;
+    const std::optional<std::string> err = (*pool)->verify(*request.peer);
     return Response{200, "text/plain",
-                    (request.peer->verified ? "verified " : "unverified ") +
-                        request.peer->commonName + " " + groups};
+                    (err ? "unverified (" + *err + ") " : "verified ") + request.peer->commonName +
+                        " " + groups};
   });
   {
     TlsConnection c(server->port());
-    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body, "none");
+    EXPECT_EQ(exchange(c.stream, http::verb::get, "/", "alice").body, "none as alice");
   }
   {
     TlsConnection c(server->port(), "", &pki.client);
@@ -172,7 +180,8 @@ TEST(Server, HandsTheClientCertificateAndItsVerificationToTheHandler) {
   }
   {
     TlsConnection c(server->port(), "", &stranger);
-    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body, "unverified mallory system:masters");
+    EXPECT_EQ(exchange(c.stream, http::verb::get, "/").body,
+              "unverified (x509: certificate signed by unknown authority) mallory system:masters");
   }
 }
 
