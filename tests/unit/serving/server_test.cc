@@ -1,5 +1,6 @@
 #include "pkg/serving/server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
 #include <sys/resource.h>
@@ -301,7 +302,7 @@ class NoMoreDescriptors {
  public:
   NoMoreDescriptors() {
     ::getrlimit(RLIMIT_NOFILE, &saved_);
-    const int next = ::dup(0);
+    const int next = ::open("/dev/null", O_RDONLY);  // the lowest free descriptor
     ::close(next);
     struct rlimit lowered = saved_;
     lowered.rlim_cur = static_cast<rlim_t>(next);
