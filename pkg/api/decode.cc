@@ -233,15 +233,38 @@ void read(const json& j, const Path& p, int32_t& out) { out = readInteger<int32_
 
 void read(const json& j, const Path& p, int64_t& out) { out = readInteger<int64_t>(j, p, "int64"); }
 
-// Quantity.UnmarshalJSON parses the literal's text, so 2, 0.5 and "500m" are all quantities.
+// The length of the Unicode space (Go's unicode.IsSpace) that `s` starts with (atEnd: ends with),
+// 0 if none. UTF-8: U+0085, U+00A0, U+1680, U+2000-200A, U+2028-2029, U+202F, U+205F, U+3000.
+size_t goSpaceLength(std::string_view s, bool atEnd) {
+  const auto isSpace = [](std::string_view r) {
+    if (r.size() == 1) return r[0] == ' ' || (r[0] >= '\t' && r[0] <= '\r');
+    if (r == "\xc2\x85" || r == "\xc2\xa0" || r == "\xe1\x9a\x80" || r == "\xe3\x80\x80")
+      return true;
+    if (r.size() != 3 || r[0] != '\xe2') return false;
+    const auto b1 = static_cast<unsigned char>(r[1]);
+    const auto b2 = static_cast<unsigned char>(r[2]);
+    return (b1 == 0x80 && (b2 <= 0x8a || b2 == 0xa8 || b2 == 0xa9 || b2 == 0xaf)) ||
+           (b1 == 0x81 && b2 == 0x9f);
+  };
+  for (size_t n = 1; n <= 3 && n <= s.size(); ++n) {
+    if (isSpace(atEnd ? s.substr(s.size() - n) : s.substr(0, n))) return n;
+  }
+  return 0;
+}
+
+// strings.TrimSpace: Unicode spaces, not only ASCII ones.
+std::string_view trimGoSpace(std::string_view s) {
+  while (size_t n = goSpaceLength(s, false)) s.remove_prefix(n);
+  while (size_t n = goSpaceLength(s, true)) s.remove_suffix(n);
+  return s;
+}
+
+// Quantity.UnmarshalJSON parses the literal's text, so 2, 0.5 and "500m" are all quantities. It
+// trims spaces from a string first (ParseQuantity itself refuses "1 ").
 void read(const json& j, const Path& p, resource::Quantity& out) {
   std::string text;
   if (j.is_string()) {
-    text = j.get<std::string>();
-    // strings.TrimSpace
-    const auto first = text.find_first_not_of(" \t\n\r\v\f");
-    const auto last = text.find_last_not_of(" \t\n\r\v\f");
-    text = first == std::string::npos ? "" : text.substr(first, last - first + 1);
+    text = std::string(trimGoSpace(j.get_ref<const std::string&>()));
   } else if (j.is_number_unsigned()) {
     text = std::to_string(j.get<uint64_t>());
   } else if (j.is_number_integer()) {
@@ -890,7 +913,127 @@ std::string objectKey(const json& obj) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
-util::Result<Pod> decodePod(const json& j) { return decodeObject<Pod>(j, "pod"); }
+namespace {
+
+// What kube-apiserver can store bounds what berth keeps of one pod. etcd refuses an object over
+// 1.5 MiB of protobuf (kube-apiserver's request limit, 3 MiB of JSON, is looser). In protobuf
+// every JSON value that is not null takes at least two bytes (a tag and a length or varint), a
+// string at least its bytes, and a container at least 24 (its entry, name, image and the
+// defaulted terminationMessagePath). A pod past these bounds was never stored: it comes from a
+// lying or broken server, and decoding it whole could cost berth a gigabyte.
+constexpr size_t kEtcdObjectBytes = 1536 * 1024;
+constexpr size_t kMaxPodValues = kEtcdObjectBytes / 2;
+constexpr size_t kMaxPodStringBytes = kEtcdObjectBytes;
+constexpr size_t kMaxPodContainers = kEtcdObjectBytes / 24;
+
+struct ValueCount {
+  size_t values = 0;
+  size_t stringBytes = 0;
+};
+
+// Counts without recursion (the depth is bounded by parseJson, the breadth is not).
+ValueCount countValues(const json& root) {
+  ValueCount count;
+  std::vector<const json*> pending{&root};
+  while (!pending.empty()) {
+    const json* v = pending.back();
+    pending.pop_back();
+    if (v->is_null()) continue;
+    ++count.values;
+    if (v->is_string()) {
+      count.stringBytes += v->get_ref<const json::string_t&>().size();
+    } else if (v->is_object()) {
+      for (const auto& [key, child] : v->items()) {
+        count.stringBytes += key.size();
+        pending.push_back(&child);
+      }
+    } else if (v->is_array()) {
+      for (const json& child : *v) pending.push_back(&child);
+    }
+  }
+  return count;
+}
+
+// Why the pod cannot have been stored, naming the field that makes it so; "" when it can.
+std::string podSizeRefusal(const json& j) {
+  const auto spec = j.find("spec");
+  if (spec != j.end() && spec->is_object()) {
+    size_t containers = 0;
+    std::string largest;
+    size_t largestCount = 0;
+    for (const char* field : {"containers", "initContainers", "ephemeralContainers"}) {
+      const auto list = spec->find(field);
+      if (list == spec->end() || !list->is_array()) continue;
+      containers += list->size();
+      if (list->size() > largestCount) {
+        largestCount = list->size();
+        largest = field;
+      }
+    }
+    if (containers > kMaxPodContainers) {
+      return "spec." + largest + ": " + std::to_string(containers) + " containers, more than the " +
+             std::to_string(kMaxPodContainers) + " an object within etcd's 1.5 MiB limit can hold";
+    }
+  }
+  const ValueCount total = countValues(j);
+  if (total.values <= kMaxPodValues && total.stringBytes <= kMaxPodStringBytes) return "";
+  // Name the field, two levels down ("metadata.labels", "spec.tolerations"), that weighs most.
+  std::string field;
+  ValueCount heaviest;
+  for (const char* top : {"metadata", "spec", "status"}) {
+    const auto part = j.find(top);
+    if (part == j.end() || !part->is_object()) continue;
+    for (const auto& [key, child] : part->items()) {
+      const ValueCount c = countValues(child);
+      if (c.values + c.stringBytes > heaviest.values + heaviest.stringBytes) {
+        heaviest = c;
+        field = std::string(top) + "." + key;
+      }
+    }
+  }
+  if (field.empty()) field = "the object";
+  if (total.values > kMaxPodValues) {
+    return field + ": " + std::to_string(heaviest.values) + " of the pod's " +
+           std::to_string(total.values) + " values, more than the " +
+           std::to_string(kMaxPodValues) + " an object within etcd's 1.5 MiB limit can hold";
+  }
+  return field + ": " + std::to_string(heaviest.stringBytes) + " of the pod's " +
+         std::to_string(total.stringBytes) +
+         " bytes of strings, more than an object within etcd's 1.5 MiB limit can hold";
+}
+
+// What berth keeps of a pod it refuses for its size: enough to name it, find its profile and
+// emit an event; nothing that costs memory in proportion to the pod.
+json podSkeleton(const json& j) {
+  json out = json::object();
+  const auto copy = [&](const char* part, std::initializer_list<const char*> keys) {
+    const auto from = j.find(part);
+    if (from == j.end() || !from->is_object()) return;
+    json& to = out[part];
+    to = json::object();
+    for (const char* key : keys) {
+      const auto v = from->find(key);
+      if (v != from->end() && (v->is_string() || v->is_number())) to[key] = *v;
+    }
+  };
+  copy("metadata",
+       {"name", "namespace", "uid", "resourceVersion", "creationTimestamp", "deletionTimestamp"});
+  copy("spec", {"schedulerName", "nodeName", "priority", "priorityClassName"});
+  copy("status", {"phase", "nominatedNodeName"});
+  return out;
+}
+
+}  // namespace
+
+util::Result<Pod> decodePod(const json& j) {
+  if (std::string refusal = podSizeRefusal(j); !refusal.empty()) {
+    auto skeleton = decodeObject<Pod>(podSkeleton(j), "pod");
+    if (!skeleton.ok()) return skeleton.error();
+    skeleton->sizeRefusal = "pod " + objectKey(j) + ": " + refusal;
+    return skeleton;
+  }
+  return decodeObject<Pod>(j, "pod");
+}
 
 util::Result<Node> decodeNode(const json& j) { return decodeObject<Node>(j, "node"); }
 

@@ -242,6 +242,9 @@ struct Pod {
   ObjectMeta metadata;
   PodSpec spec;
   PodStatus status;
+  // Set by decodePod for a pod larger than kube-apiserver can store: why, naming the field. Only
+  // the metadata, scheduler and node names are kept; the scheduler refuses the pod with this.
+  std::string sizeRefusal;
 };
 
 // --- Nodes ---------------------------------------------------------------------------------------

@@ -5,6 +5,15 @@
 namespace berth::framework {
 namespace {
 
+// Sums wrap as Go's int64 does (defined here, unlike signed overflow): requests saturate at
+// int64's limit, a node's total of them may pass it, and removing a pod restores it exactly.
+int64_t wrappingAdd(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) + static_cast<uint64_t>(b));
+}
+int64_t wrappingSub(int64_t a, int64_t b) {
+  return static_cast<int64_t>(static_cast<uint64_t>(a) - static_cast<uint64_t>(b));
+}
+
 bool startsWith(std::string_view s, std::string_view prefix) {
   return s.substr(0, prefix.size()) == prefix;
 }
@@ -13,15 +22,15 @@ bool startsWith(std::string_view s, std::string_view prefix) {
 // milli value, memory/storage/pods by value, scalar names by value, other names ignored.
 void addNamed(Resource& r, std::string_view name, const resource::Quantity& amount) {
   if (name == kCPU) {
-    r.milliCPU += amount.milliValue();
+    r.milliCPU = wrappingAdd(r.milliCPU, amount.milliValue());
   } else if (name == kMemory) {
-    r.memory += amount.value();
+    r.memory = wrappingAdd(r.memory, amount.value());
   } else if (name == kEphemeralStorage) {
-    r.ephemeralStorage += amount.value();
+    r.ephemeralStorage = wrappingAdd(r.ephemeralStorage, amount.value());
   } else if (name == kPods) {
-    r.allowedPodNumber += amount.value();
+    r.allowedPodNumber = wrappingAdd(r.allowedPodNumber, amount.value());
   } else if (isScalarResourceName(name)) {
-    r.setScalar(name, r.scalarValue(name) + amount.value());
+    r.setScalar(name, wrappingAdd(r.scalarValue(name), amount.value()));
   }
 }
 
@@ -102,19 +111,19 @@ int64_t Resource::get(std::string_view name) const {
 }
 
 void Resource::add(const Resource& o) {
-  milliCPU += o.milliCPU;
-  memory += o.memory;
-  ephemeralStorage += o.ephemeralStorage;
-  allowedPodNumber += o.allowedPodNumber;
-  for (const auto& [name, v] : o.scalar) setScalar(name, scalarValue(name) + v);
+  milliCPU = wrappingAdd(milliCPU, o.milliCPU);
+  memory = wrappingAdd(memory, o.memory);
+  ephemeralStorage = wrappingAdd(ephemeralStorage, o.ephemeralStorage);
+  allowedPodNumber = wrappingAdd(allowedPodNumber, o.allowedPodNumber);
+  for (const auto& [name, v] : o.scalar) setScalar(name, wrappingAdd(scalarValue(name), v));
 }
 
 void Resource::subtract(const Resource& o) {
-  milliCPU -= o.milliCPU;
-  memory -= o.memory;
-  ephemeralStorage -= o.ephemeralStorage;
-  allowedPodNumber -= o.allowedPodNumber;
-  for (const auto& [name, v] : o.scalar) setScalar(name, scalarValue(name) - v);
+  milliCPU = wrappingSub(milliCPU, o.milliCPU);
+  memory = wrappingSub(memory, o.memory);
+  ephemeralStorage = wrappingSub(ephemeralStorage, o.ephemeralStorage);
+  allowedPodNumber = wrappingSub(allowedPodNumber, o.allowedPodNumber);
+  for (const auto& [name, v] : o.scalar) setScalar(name, wrappingSub(scalarValue(name), v));
 }
 
 bool Resource::isZero() const {

@@ -1,18 +1,24 @@
 #include "pkg/serving/server.h"
 
 #include <openssl/ssl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/ssl.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <chrono>
 #include <fstream>
+#include <list>
+#include <mutex>
 #include <sstream>
 #include <thread>
 #include <vector>
@@ -28,10 +34,14 @@ namespace http = beast::http;
 namespace ssl = net::ssl;
 using tcp = net::ip::tcp;
 
+// A connection has this long for its TLS handshake, for each request once it starts, and between
+// requests (kube-apiserver: 32 s for headers, 90 s idle; shorter is safe for probes and scrapes).
 constexpr std::chrono::seconds kIdleTimeout{10};
 constexpr uint32_t kHeaderLimit = 8 * 1024;
 constexpr uint64_t kBodyLimit = 4 * 1024;
-constexpr int kMaxConnections = 128;
+// Accept errors (EMFILE, ENFILE) back off as Go's net/http: 5 ms doubling to 1 s.
+constexpr std::chrono::milliseconds kAcceptBackoffMin{5};
+constexpr std::chrono::milliseconds kAcceptBackoffMax{1000};
 // How long, and how much, a refused oversized request is read and discarded.
 constexpr std::chrono::seconds kDrainTime{2};
 constexpr size_t kDrainLimit = 4 * 1024 * 1024;
@@ -140,6 +150,18 @@ std::optional<PeerCertificate> peerOf(SSL* ssl) {
   return peer;
 }
 
+// The backstop on open connections: half the descriptor limit (the rest is the API client's, the
+// files' and the watches'), so that the cap is reached before accept() fails.
+int connectionCapFromFdLimit() {
+  constexpr int kFloor = 64;
+  constexpr rlim_t kCeiling = 1 << 20;
+  struct rlimit limit {};
+  if (::getrlimit(RLIMIT_NOFILE, &limit) != 0) return kFloor;
+  const rlim_t soft =
+      limit.rlim_cur == RLIM_INFINITY ? kCeiling : std::min(limit.rlim_cur, kCeiling);
+  return std::max(kFloor, static_cast<int>(soft / 2));
+}
+
 }  // namespace
 
 struct Server::Impl {
@@ -159,10 +181,15 @@ struct Server::Impl {
     return FileStamp{st.st_ino, st.st_size, st.st_mtim};
   }
 
+  class Session;
+
   // Declared before the io_context: connections still queued in it when it is destroyed
-  // decrement `connections` and must find it alive.
+  // deregister themselves and must find these alive.
   Handler handler;
-  std::atomic<int> connections{0};
+  int maxConnections = 0;
+  std::mutex sessionsMutex;
+  // Every open connection, oldest first; at the cap the oldest idle one makes room.
+  std::list<Session*> sessions;
   TlsConfig tlsConfig;
   // Read and replaced only by the accept handler (one accept is outstanding at a time).
   std::shared_ptr<ssl::context> tls;
@@ -173,24 +200,46 @@ struct Server::Impl {
   tcp::acceptor acceptor{ioc};
   std::vector<std::thread> threads;
   std::atomic<bool> stopped{false};
+  // The accept back-off, touched only by the accept handler and its timer.
+  net::steady_timer acceptRetry{ioc};
+  std::chrono::milliseconds acceptDelay{0};
+  uint64_t acceptFailures = 0;
 
   void accept();
+  void onAcceptError(const beast::error_code& ec);
+  // Registers a new connection; false when every open one is busy and the cap is reached.
+  bool admit(const std::shared_ptr<Session>& session);
   void refreshTls();
   Response answer(const http::request<http::string_body>& req, const PeerCertificate* peer) const;
 };
 
 namespace {
-
 using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+}  // namespace
 
-// One connection, on its own strand: reads requests until the peer closes, idles out or asks to
-// close.
-class Session : public std::enable_shared_from_this<Session> {
+// One connection, on its own strand: reads requests until the peer closes, idles out, asks to
+// close or is evicted to make room for a newer connection.
+class Server::Impl::Session : public std::enable_shared_from_this<Session> {
  public:
   // The session keeps `context` alive past a certificate reload.
   Session(Server::Impl& server, tcp::socket socket, std::shared_ptr<ssl::context> context)
       : server_(server), context_(std::move(context)), stream_(std::move(socket), *context_) {}
-  ~Session() { --server_.connections; }
+  ~Session() {
+    if (!registered_) return;
+    std::lock_guard<std::mutex> lock(server_.sessionsMutex);
+    server_.sessions.erase(self_);
+  }
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Called by admit(), under sessionsMutex.
+  void registered(std::list<Session*>::iterator self) {
+    self_ = self;
+    registered_ = true;
+  }
+  // Claims the connection for eviction if it is waiting for a handshake or a request (nothing is
+  // lost by closing it) and no other newcomer claimed it already.
+  bool claimIfIdle() { return idle_.load() && !evicting_.exchange(true); }
 
   void start() {
     beast::get_lowest_layer(stream_).expires_after(kIdleTimeout);
@@ -202,8 +251,21 @@ class Session : public std::enable_shared_from_this<Session> {
                             });
   }
 
+  // Closes a claimed connection if it is still idle; from any thread.
+  void evict() {
+    net::post(stream_.get_executor(), [self = shared_from_this()] {
+      if (!self->idle_) {
+        self->evicting_ = false;  // a request arrived meanwhile: it may be claimed again later
+        return;
+      }
+      beast::error_code ignored;
+      beast::get_lowest_layer(self->stream_).socket().close(ignored);
+    });
+  }
+
  private:
   void read() {
+    idle_ = true;
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
     parser_->body_limit(kBodyLimit);
@@ -214,22 +276,38 @@ class Session : public std::enable_shared_from_this<Session> {
   }
 
   void onRead(beast::error_code ec) {
-    if (ec == http::error::header_limit || ec == http::error::body_limit) {
-      too_large_ = true;
-      respond(Response{431, "text/plain; charset=utf-8", "431 Request Header Fields Too Large"},
-              false, 11);
-      return;
+    idle_ = false;
+    // Go's answers to requests it cannot serve, each followed by closing the connection.
+    if (ec == http::error::header_limit) {
+      return refuse(431, "431 Request Header Fields Too Large");
+    }
+    if (ec == http::error::body_limit) return refuse(413, "413 Request Entity Too Large");
+    if (ec && ec.category() == http::make_error_code(http::error::bad_target).category() &&
+        ec != http::error::partial_message && ec != http::error::end_of_stream) {
+      return refuse(400, "400 Bad Request");
     }
     if (ec) return close();
     const auto& req = parser_->get();
+    if (req.version() >= 11) {
+      const auto hosts = req.count(http::field::host);
+      if (hosts == 0) return refuse(400, "400 Bad Request: missing required Host header");
+      if (hosts > 1) return refuse(400, "400 Bad Request: too many Host headers");
+    }
     respond(server_.answer(req, peer_ ? &*peer_ : nullptr), req.keep_alive(), req.version(),
             req.method() == http::verb::head);
+  }
+
+  void refuse(int status, std::string body) {
+    refused_ = true;
+    respond(Response{status, "text/plain; charset=utf-8", std::move(body)}, false, 11);
   }
 
   void respond(Response r, bool keepAlive, unsigned version, bool head = false) {
     res_ = {};
     res_.version(version);
     res_.result(static_cast<http::status>(r.status));
+    // Go's status text; Beast's is "Payload Too Large".
+    if (r.status == 413) res_.reason("Request Entity Too Large");
     res_.set(http::field::content_type, r.contentType);
     res_.set("X-Content-Type-Options", "nosniff");
     res_.keep_alive(keepAlive);
@@ -238,15 +316,15 @@ class Session : public std::enable_shared_from_this<Session> {
     if (head) res_.body().clear();
     http::async_write(stream_, res_,
                       [self = shared_from_this(), keepAlive](beast::error_code ec, size_t) {
-                        if (!ec && self->too_large_) return self->drain();
+                        if (!ec && self->refused_) return self->drain();
                         if (ec || !keepAlive) return self->close();
                         self->read();
                       });
   }
 
-  // After refusing an oversized request, as Go's server does: stop sending, then discard what
-  // the client is still writing for a moment, so that closing with unread data (a TCP reset)
-  // does not destroy the answer before the client reads it.
+  // After refusing a request, as Go's server does: stop sending, then discard what the client is
+  // still writing for a moment, so that closing with unread data (a TCP reset) does not destroy
+  // the answer before the client reads it.
   void drain() {
     close();
     beast::get_lowest_layer(stream_).expires_after(kDrainTime);
@@ -270,16 +348,18 @@ class Session : public std::enable_shared_from_this<Session> {
   Server::Impl& server_;
   std::shared_ptr<ssl::context> context_;
   TlsStream stream_;
+  std::list<Session*>::iterator self_;
+  bool registered_ = false;
+  std::atomic<bool> idle_{true};
+  std::atomic<bool> evicting_{false};
   std::optional<PeerCertificate> peer_;
-  bool too_large_ = false;
+  bool refused_ = false;
   std::array<char, 16 * 1024> scratch_{};
   size_t drained_ = 0;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> res_;
 };
-
-}  // namespace
 
 Response Server::Impl::answer(const http::request<http::string_body>& req,
                               const PeerCertificate* peer) const {
@@ -322,19 +402,56 @@ void Server::Impl::refreshTls() {
   keyStamp = key;
 }
 
+bool Server::Impl::admit(const std::shared_ptr<Session>& session) {
+  // Declared before the lock: if it is the last owner, the session deregisters after the unlock.
+  std::shared_ptr<Session> victim;
+  {
+    std::lock_guard<std::mutex> lock(sessionsMutex);
+    if (static_cast<int>(sessions.size()) >= maxConnections) {
+      // One client holding many idle connections must not lock out the probes: the oldest idle
+      // connection goes. When every connection is busy the newcomer is refused. A listed session
+      // is alive while the lock is held: its destructor takes the lock to leave the list.
+      for (Session* s : sessions) {
+        if (!s->claimIfIdle()) continue;
+        victim = s->weak_from_this().lock();
+        if (victim) break;
+      }
+      if (!victim) return false;
+    }
+    session->registered(sessions.insert(sessions.end(), session.get()));
+  }
+  if (victim) victim->evict();
+  return true;
+}
+
+void Server::Impl::onAcceptError(const beast::error_code& ec) {
+  ++acceptFailures;
+  if (acceptDelay.count() == 0) {
+    acceptDelay = kAcceptBackoffMin;
+    log::error(ec.message(), "Accepting a serving connection failed; retrying with backoff",
+               {{"maxDelay", "1s"}});
+  } else {
+    acceptDelay = std::min(acceptDelay * 2, kAcceptBackoffMax);
+  }
+  acceptRetry.expires_after(acceptDelay);
+  acceptRetry.async_wait([this](beast::error_code waitEc) {
+    if (!waitEc && !stopped) accept();
+  });
+}
+
 void Server::Impl::accept() {
   acceptor.async_accept(net::make_strand(ioc), [this](beast::error_code ec, tcp::socket socket) {
     if (stopped) return;
-    if (!ec) {
-      if (connections.load() >= kMaxConnections) {
-        beast::error_code ignored;
-        socket.close(ignored);
-      } else {
-        ++connections;
-        if (tlsConfig.files) refreshTls();
-        std::make_shared<Session>(*this, std::move(socket), tls)->start();
-      }
+    if (ec == net::error::operation_aborted) return;
+    if (ec) return onAcceptError(ec);
+    if (acceptDelay.count() != 0) {
+      log::info(0, "Accepting serving connections again", {{"failures", acceptFailures}});
+      acceptDelay = std::chrono::milliseconds{0};
+      acceptFailures = 0;
     }
+    if (tlsConfig.files) refreshTls();
+    auto session = std::make_shared<Session>(*this, std::move(socket), tls);
+    if (admit(session)) session->start();
     accept();
   });
 }
@@ -346,6 +463,8 @@ Server::~Server() { stop(); }
 util::Result<std::unique_ptr<Server>> Server::start(Options options, Handler handler) {
   auto impl = std::make_unique<Impl>();
   impl->handler = std::move(handler);
+  impl->maxConnections =
+      options.maxConnections > 0 ? options.maxConnections : connectionCapFromFdLimit();
   impl->tlsConfig = std::move(options.tls);
   auto loaded = loadTls(impl->tlsConfig);
   if (!loaded.ok()) return loaded.error();

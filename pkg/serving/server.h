@@ -11,8 +11,12 @@
 //
 // Hardening, since the port is reachable from the pod network: requests other than GET/HEAD are
 // refused, headers are capped at 8 KiB (431, as Go answers an oversized header block) and bodies
-// at 4 KiB, a connection that sends nothing for 10 s is closed, and at most 128 connections are
-// open at once.
+// at 4 KiB (413); malformed requests and HTTP/1.1 without Host get Go's 400, and each refusal
+// closes the connection. A handshake, a request or the wait between requests that takes over
+// 10 s closes it too. No small connection cap: the backstop is half the descriptor limit, and
+// at the backstop the oldest idle connection is closed for the new one, so a client holding
+// many idle sockets cannot starve the health probes. A failing accept() (EMFILE) backs off
+// 5 ms doubling to 1 s, as Go's net/http, and is logged once per episode.
 
 #include <cstdint>
 #include <functional>
@@ -59,6 +63,8 @@ struct Options {
   std::string bindAddress = "0.0.0.0";
   uint16_t port = 0;  // 0: a free port, see Server::port()
   TlsConfig tls;
+  // Open connections at most; 0: half of RLIMIT_NOFILE's soft limit, at least 64.
+  int maxConnections = 0;
 };
 
 class Server {

@@ -264,6 +264,8 @@ void Framework::gatherPluginProperties() {
   for (const GatedField* row : field_gate_.activeRows()) {
     plugin_events_.try_emplace(std::string(row->plugin));
   }
+  // Nor does any help a pod refused for its size.
+  plugin_events_.try_emplace(std::string(kSizeLimitRejector));
   auto noteNotLocal = [&](const Plugin& p) {
     if (p.nodeLocal()) return;
     if (std::find(not_node_local_.begin(), not_node_local_.end(), p.name()) ==
@@ -288,6 +290,10 @@ Status Framework::timed(const CycleState& state, const Plugin& plugin, Point poi
 Status Framework::runPreFilterPlugins(CycleState& state, const PodInfo& pod,
                                       PreFilterResult& result,
                                       std::set<std::string>& rejectedBy) const {
+  if (!pod.pod->sizeRefusal.empty()) {
+    rejectedBy.emplace(kSizeLimitRejector);
+    return Status(Code::UnschedulableAndUnresolvable, pod.pod->sizeRefusal);
+  }
   if (auto refusal = field_gate_.check(*pod.pod)) {
     rejectedBy.emplace(refusal->row->plugin);
     return FieldGate::status(*refusal);

@@ -124,10 +124,14 @@ class Framework final : public PluginRunner {
     return queue_sort_->less(a, b);
   }
 
-  // PreFilter: first the FieldGate (a pod using a field berth does not enforce is refused at once),
-  // then every plugin; an UnschedulableAndUnresolvable rejection stops at once.
-  // Narrowing results are intersected; an empty intersection rejects the pod. `rejectedBy` collects
-  // the plugins that rejected or narrowed.
+  // The rejector recorded for a pod decodePod found larger than kube-apiserver can store.
+  static constexpr std::string_view kSizeLimitRejector = "PodSizeLimit";
+
+  // PreFilter: first a pod too large to have been stored (api::Pod::sizeRefusal) and the FieldGate
+  // (a pod using a field berth does not enforce) are refused at once, then every plugin; an
+  // UnschedulableAndUnresolvable rejection stops at once. Narrowing results are intersected; an
+  // empty intersection rejects the pod. `rejectedBy` collects the plugins that rejected or
+  // narrowed.
   Status runPreFilterPlugins(CycleState& state, const PodInfo& pod, PreFilterResult& result,
                              std::set<std::string>& rejectedBy) const;
   // Every PreFilter plugin that is a PreFilterExtensions and was not skipped this cycle updates its

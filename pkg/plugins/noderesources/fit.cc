@@ -145,18 +145,22 @@ Status Fit::filter(const framework::CycleState& state, const framework::PodInfo&
   // Every shortage is reported, in upstream's order. Upstream v1.34+ returns
   // UnschedulableAndUnresolvable when a request exceeds the node's allocatable outright; berth
   // keeps v1.30-1.33's Unschedulable.
-  if (s->milliCPU > 0 && s->milliCPU > allocatable.milliCPU - used.milliCPU) {
+  // What is left, in 128 bits: a negative allocatable minus the requests must not overflow.
+  const auto left = [](int64_t allocatable, int64_t used) {
+    return static_cast<__int128>(allocatable) - used;
+  };
+  if (s->milliCPU > 0 && s->milliCPU > left(allocatable.milliCPU, used.milliCPU)) {
     reject(status, kInsufficientCPU);
   }
-  if (s->memory > 0 && s->memory > allocatable.memory - used.memory) {
+  if (s->memory > 0 && s->memory > left(allocatable.memory, used.memory)) {
     reject(status, kInsufficientMemory);
   }
   if (s->ephemeralStorage > 0 &&
-      s->ephemeralStorage > allocatable.ephemeralStorage - used.ephemeralStorage) {
+      s->ephemeralStorage > left(allocatable.ephemeralStorage, used.ephemeralStorage)) {
     reject(status, kInsufficientEphemeralStorage);
   }
   for (const auto& [name, value] : s->scalars) {
-    if (value > allocatable.scalarValue(name) - used.scalarValue(name)) {
+    if (value > left(allocatable.scalarValue(name), used.scalarValue(name))) {
       reject(status, "Insufficient " + name);
     }
   }

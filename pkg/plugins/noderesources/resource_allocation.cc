@@ -48,50 +48,53 @@ int64_t podRequestFor(const ScoredResource& r, const framework::Resource& reques
 
 // Upstream's calculateResourceAllocatableRequest: {allocatable, requested with the pod}; {0, 0}
 // means "leave this resource out". cpu and memory count the node's non-zero requests unless
-// `useRequested`; ephemeral storage and scalars always count the real ones.
+// `useRequested`; ephemeral storage and scalars always count the real ones. The sum is 128-bit:
+// quantities saturate at int64's limit (allocatable "1e1000"), and the scores below are exact
+// where upstream's int64 arithmetic would wrap.
 struct AllocatableRequested {
   int64_t allocatable = 0;
-  int64_t requested = 0;
+  __int128 requested = 0;
 };
 
 inline AllocatableRequested allocatableRequested(const ScoredResource& r,
                                                  const framework::NodeInfo& node,
                                                  int64_t podRequest, bool useRequested) {
   const framework::Resource& used = useRequested ? node.requested() : node.nonZeroRequested();
+  const __int128 pod = podRequest;
   switch (r.kind) {
     case ScoredResource::Kind::CPU:
-      return {node.allocatable().milliCPU, used.milliCPU + podRequest};
+      return {node.allocatable().milliCPU, used.milliCPU + pod};
     case ScoredResource::Kind::Memory:
-      return {node.allocatable().memory, used.memory + podRequest};
+      return {node.allocatable().memory, used.memory + pod};
     case ScoredResource::Kind::EphemeralStorage:
-      return {node.allocatable().ephemeralStorage, node.requested().ephemeralStorage + podRequest};
+      return {node.allocatable().ephemeralStorage, node.requested().ephemeralStorage + pod};
     case ScoredResource::Kind::Scalar:
       // An extended resource the pod does not ask for would only skew the score.
       if (podRequest == 0) return {};
-      return {node.allocatable().scalarValue(r.name),
-              node.requested().scalarValue(r.name) + podRequest};
+      return {node.allocatable().scalarValue(r.name), node.requested().scalarValue(r.name) + pod};
   }
   return {};
 }
 
-int64_t leastRequestedScore(int64_t requested, int64_t capacity) {
+// (capacity - requested) * 100 / capacity, as upstream where its int64 product does not wrap.
+int64_t leastRequestedScore(__int128 requested, int64_t capacity) {
   if (capacity == 0 || requested > capacity) return 0;
-  return (capacity - requested) * framework::kMaxNodeScore / capacity;
+  return static_cast<int64_t>((capacity - requested) * framework::kMaxNodeScore / capacity);
 }
 
-int64_t mostRequestedScore(int64_t requested, int64_t capacity) {
+int64_t mostRequestedScore(__int128 requested, int64_t capacity) {
   if (capacity == 0) return 0;
   // Requested may exceed capacity because pods without requests count as the defaults.
   if (requested > capacity) requested = capacity;
-  return requested * framework::kMaxNodeScore / capacity;
+  return static_cast<int64_t>(requested * framework::kMaxNodeScore / capacity);
 }
 
 // requested * 100 / capacity with requested clamped to [0, capacity], exact even where the
 // product would overflow int64 (newest upstream's scaledUtilization).
-int64_t utilization(int64_t requested, int64_t capacity) {
+int64_t utilization(__int128 requested, int64_t capacity) {
   if (capacity <= 0 || requested <= 0) return 0;
   if (requested >= capacity) return kMaxUtilization;
-  return static_cast<int64_t>(static_cast<__int128>(requested) * kMaxUtilization / capacity);
+  return static_cast<int64_t>(requested * kMaxUtilization / capacity);
 }
 
 // Fractions for the standard deviation; more than kInline resources is rare enough to allocate.

@@ -491,6 +491,119 @@ TEST(Decode, DecodeTreatsNullAsAbsent) {
   EXPECT_EQ(pod->status.phase, "");
 }
 
+// Quantity.UnmarshalJSON trims a string with strings.TrimSpace (every Unicode space) before
+// ParseQuantity, which itself refuses "1 "; a JSON number is parsed from its text.
+TEST(Decode, QuantitiesAreTrimmedOfUnicodeSpacesAsUnmarshalJsonDoes) {
+  const struct {
+    std::string_view literal;  // the JSON value of spec.overhead.cpu
+    int64_t milli;             // -1: refused
+  } cases[] = {
+      {R"("1 ")", 1000},
+      {R"(" 500m")", 500},
+      {R"("\t2\n")", 2000},
+      {R"("1\u00a0")", 1000},
+      {R"("\u3000250m")", 250},
+      {R"("1\u2009")", 1000},
+      {R"("\u0085 3\u202f")", 3000},
+      {R"("1\u205f")", 1000},
+      {R"("1\u1680")", 1000},
+      {"2", 2000},
+      {"0.5", 500},
+      {R"("1 m")", -1},
+      {R"("1\u200b")", -1},  // a zero-width space is not a space to Go
+      {R"("   ")", -1},
+      {R"("1\u00a0Gi")", -1},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.literal);
+    const std::string text = R"({"metadata": {"name": "p", "namespace": "d"},
+      "spec": {"overhead": {"cpu": )" +
+                             std::string(c.literal) + "}}}";
+    auto pod = decodePod(json::parse(text));
+    if (c.milli < 0) {
+      ASSERT_FALSE(pod.ok());
+      EXPECT_NE(pod.error().message.find("pod d/p: spec.overhead.cpu: invalid quantity"),
+                std::string::npos)
+          << pod.error().message;
+      continue;
+    }
+    ASSERT_TRUE(pod.ok()) << pod.error().message;
+    EXPECT_EQ(pod->spec.overhead.at("cpu").milliValue(), c.milli);
+  }
+}
+
+// kube-apiserver cannot store a pod over etcd's 1.5 MiB: one past what that allows is kept as a
+// skeleton that names the field, and is never decoded whole.
+TEST(Decode, APodLargerThanEtcdCanStoreIsKeptAsASkeletonNamingTheField) {
+  auto pod = [](const std::string& field, size_t n, const json& element) {
+    json j = {{"metadata",
+               {{"name", "big"},
+                {"namespace", "ns"},
+                {"uid", "u"},
+                {"resourceVersion", "7"},
+                {"labels", {{"app", "x"}}}}},
+              {"spec", {{"schedulerName", "berth"}, {"nodeName", "n1"}, {"priority", 5}}},
+              {"status", {{"phase", "Pending"}}}};
+    json list = json::array();
+    for (size_t i = 0; i < n; ++i) list.push_back(element);
+    if (field == "labels") {
+      for (size_t i = 0; i < n; ++i) j["metadata"]["labels"]["k" + std::to_string(i)] = "";
+    } else {
+      j["spec"][field] = std::move(list);
+    }
+    return j;
+  };
+  // 65,536 containers fit (each takes at least 24 bytes of the 1.5 MiB); one more does not.
+  auto fits = decodePod(pod("containers", 65536, json::object()));
+  ASSERT_TRUE(fits.ok()) << fits.error().message;
+  EXPECT_EQ(fits->sizeRefusal, "");
+  EXPECT_EQ(fits->spec.containers.size(), 65536u);
+
+  auto huge = decodePod(pod("containers", 1'000'000, json::object()));
+  ASSERT_TRUE(huge.ok()) << huge.error().message;
+  EXPECT_EQ(huge->sizeRefusal,
+            "pod ns/big: spec.containers: 1000000 containers, more than the 65536 an object "
+            "within etcd's 1.5 MiB limit can hold");
+  EXPECT_TRUE(huge->spec.containers.empty());
+  EXPECT_TRUE(huge->metadata.labels.empty());
+  EXPECT_EQ(huge->metadata.name, "big");
+  EXPECT_EQ(huge->metadata.namespace_, "ns");
+  EXPECT_EQ(huge->metadata.uid, "u");
+  EXPECT_EQ(huge->metadata.resourceVersion, "7");
+  EXPECT_EQ(huge->spec.schedulerName, "berth");
+  EXPECT_EQ(huge->spec.nodeName, "n1");
+  EXPECT_EQ(huge->spec.priority, 5);
+  EXPECT_EQ(huge->status.phase, "Pending");
+
+  auto init = decodePod(pod("initContainers", 70000, json::object()));
+  ASSERT_TRUE(init.ok());
+  EXPECT_TRUE(init->sizeRefusal.starts_with("pod ns/big: spec.initContainers: 70000 containers"))
+      << init->sizeRefusal;
+
+  // 100,000 labels fit in etcd (about 13 bytes each), so the pod is kept whole.
+  auto labels = decodePod(pod("labels", 100000, json()));
+  ASSERT_TRUE(labels.ok());
+  EXPECT_EQ(labels->sizeRefusal, "");
+  EXPECT_EQ(labels->metadata.labels.size(), 100001u);
+
+  // Past 786,432 values (two bytes of protobuf each) the heaviest field is named.
+  auto tolerations = decodePod(pod("tolerations", 800000, json::object()));
+  ASSERT_TRUE(tolerations.ok());
+  EXPECT_EQ(tolerations->sizeRefusal,
+            "pod ns/big: spec.tolerations: 800001 of the pod's 800015 values, more than the "
+            "786432 an object within etcd's 1.5 MiB limit can hold");
+  EXPECT_TRUE(tolerations->spec.tolerations.empty());
+
+  // And past 1.5 MiB of strings.
+  auto strings = decodePod(pod("schedulingGates", 2, {{"name", std::string(900 * 1024, 'g')}}));
+  ASSERT_TRUE(strings.ok());
+  EXPECT_TRUE(
+      strings->sizeRefusal.starts_with("pod ns/big: spec.schedulingGates: 1843208 of the "
+                                       "pod's "))
+      << strings->sizeRefusal;
+  EXPECT_TRUE(strings->spec.schedulingGates.empty());
+}
+
 TEST(Decode, DecodeRejectsMalformedObjectsNamingObjectAndField) {
   struct Case {
     std::string_view name;

@@ -700,6 +700,47 @@ Requests binPackingNode(Requests extended) {
   return extended;
 }
 
+// Allocatable past int64 nanos' reach: "1e1000" saturates, and 90Pi of memory times 100 no longer
+// fits int64. Upstream's int64 arithmetic wraps there (the huge node scored 0, 90Pi 8, 100Pi 18,
+// 1000Pi 50); berth's 128-bit arithmetic keeps upstream's results wherever they do not wrap.
+TEST(NodeResourcesFit, HugeNodesScoreWithoutOverflow) {
+  auto pod = reqPod({{"cpu", "500m"}, {"memory", "64Mi"}});
+  const std::vector<NodeSpec> nodes = {
+      {{{"cpu", "1e1000"}, {"memory", "1e1000"}}, {}},
+      {{{"cpu", "100000"}, {"memory", "90Pi"}}, {}},
+      {{{"cpu", "100000"}, {"memory", "100Pi"}}, {}},
+      {{{"cpu", "100000"}, {"memory", "1000Pi"}}, {}},
+      // An ordinary node scores as before: cpu 87, memory 99.
+      {{{"cpu", "4"}, {"memory", "16Gi"}}, {}},
+  };
+  runFitScoreCases(ScoringStrategy::Type::LeastAllocated,
+                   {{"least allocated", pod, nodes, kDefaultResources, {99, 99, 99, 99, 93}}});
+  runFitScoreCases(ScoringStrategy::Type::MostAllocated,
+                   {{"most allocated", pod, nodes, kDefaultResources, {0, 0, 0, 0, 6}}});
+  // A pod as large as the saturated node fills it; requests past it count as full.
+  auto whole = reqPod({{"cpu", "1e1000"}, {"memory", "1e1000"}});
+  runFitScoreCases(ScoringStrategy::Type::MostAllocated,
+                   {{"most allocated, a saturated pod",
+                     whole,
+                     {{{{"cpu", "1e1000"}, {"memory", "1e1000"}}, {}},
+                      {{{"cpu", "1e1000"}, {"memory", "1e1000"}}, {reqPod({{"cpu", "1"}})}}},
+                     kDefaultResources,
+                     {100, 100}}});
+  runFitScoreCases(
+      ScoringStrategy::Type::RequestedToCapacityRatio,
+      {{"requested to capacity ratio", pod, nodes, kDefaultResources, {100, 100, 100, 100, 94}}},
+      {{0, 10}, {100, 0}});
+}
+
+// A node whose allocatable saturates negative has nothing left, however much is requested on it.
+TEST(NodeResourcesFit, FilterDoesNotOverflowOnSaturatedAllocatable) {
+  runFilterCases({{"a negative allocatable never fits",
+                   PodBuilder().req({{"cpu", "1m"}}).info(),
+                   {{"cpu", "1m"}},
+                   {"Insufficient cpu"}}},
+                 {{"cpu", "-1e1000"}, {"memory", "1e1000"}, {"pods", "32"}});
+}
+
 TEST(NodeResourcesFit, RequestedToCapacityRatioBinPacksExtendedResources) {
   const std::vector<UtilizationShapePoint> shape = {{0, 0}, {100, 1}};
   const auto node1Single = binPackingNode({{"intel.com/foo", "8"}});

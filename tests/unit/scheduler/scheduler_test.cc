@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "pkg/api/decode.h"
 #include "pkg/framework/cluster_objects.h"
 #include "pkg/plugins/registry.h"
 #include "tests/support/berth_process.h"
@@ -304,6 +305,32 @@ TEST_F(SchedulerTest, RefusedPodIsCountedUntilDeletedOrUpdatedToDropTheField) {
   dropped->metadata.resourceVersion = "2";
   pods_->update(dropped);
   EXPECT_EQ(refused(), 0);
+}
+
+// A pod larger than kube-apiserver can store is kept as a skeleton and refused with an event that
+// names the field, never dropped silently.
+TEST_F(SchedulerTest, APodTooLargeToHaveBeenStoredGetsFailedSchedulingNamingTheField) {
+  nodes_->add(MakeNode().name("n1").allocatable({{"cpu", "4"}, {"pods", "10"}}).obj());
+  nlohmann::json j = {{"metadata", {{"name", "huge"}, {"namespace", "default"}, {"uid", "u1"}}},
+                      {"spec",
+                       {{"schedulerName", std::string(config::kDefaultSchedulerName)},
+                        {"containers", nlohmann::json::array()}}}};
+  for (int i = 0; i < 70000; ++i) j["spec"]["containers"].push_back(nlohmann::json::object());
+  auto decoded = api::decodePod(j);
+  ASSERT_TRUE(decoded.ok()) << decoded.error().message;
+  EXPECT_TRUE(decoded->spec.containers.empty());
+  pods_->add(std::make_shared<const api::Pod>(std::move(*decoded)));
+  start();
+  ASSERT_TRUE(eventually([&] { return hasEvent("FailedScheduling"); }));
+  for (const auto& e : api_.events()) {
+    if (e.reason == "FailedScheduling") {
+      EXPECT_EQ(e.note,
+                "0/1 nodes are available: pod default/huge: spec.containers: 70000 containers, "
+                "more than the 65536 an object within etcd's 1.5 MiB limit can hold. preemption: "
+                "0/1 nodes are available: 1 Preemption is not helpful for scheduling.");
+    }
+  }
+  EXPECT_TRUE(api_.binds().empty());
 }
 
 TEST_F(SchedulerTest, BindFailureForgetsThePodAndRequeuesItWithBackoff) {

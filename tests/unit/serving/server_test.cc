@@ -1,21 +1,31 @@
 #include "pkg/serving/server.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <openssl/ssl.h>
+#include <sys/resource.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <boost/asio/connect.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
+#include "pkg/log/log.h"
 #include "pkg/serving/health.h"
 #include "pkg/serving/tls.h"
 #include "pkg/serving/x509.h"
 #include "tests/support/certs.h"
+#include "tests/support/eventually.h"
 
 namespace berth::serving {
 namespace {
@@ -196,6 +206,172 @@ TEST(Server, RejectsOversizedHeaders) {
   EXPECT_EQ(get(server->port(), "/metrics", http::verb::get, std::string(20000, 'x')).status, 431);
   // And keeps serving others.
   EXPECT_EQ(get(server->port(), "/healthz").status, 200);
+}
+
+// Idle TCP connections that never start a TLS handshake, as a flooding client holds them.
+std::vector<std::unique_ptr<tcp::socket>> holdIdle(net::io_context& ioc, uint16_t port, int n) {
+  std::vector<std::unique_ptr<tcp::socket>> held;
+  for (int i = 0; i < n; ++i) {
+    held.push_back(std::make_unique<tcp::socket>(ioc));
+    held.back()->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port));
+  }
+  return held;
+}
+
+int healthzStatus(uint16_t port) {
+  try {
+    return get(port, "/healthz").status;
+  } catch (const std::exception&) {
+    return 0;
+  }
+}
+
+TEST(Server, HealthProbesAnswerWhileOneClientHoldsHundredsOfIdleConnections) {
+  auto server = startOrDie(selfSigned(), echo());
+  net::io_context ioc;
+  auto held = holdIdle(ioc, server->port(), 300);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(healthzStatus(server->port()), 200) << "probe " << i;
+}
+
+TEST(Server, AtTheConnectionCapTheOldestIdleConnectionMakesRoom) {
+  Options options = selfSigned();
+  options.maxConnections = 8;
+  auto server = startOrDie(options, echo());
+  net::io_context ioc;
+  auto held = holdIdle(ioc, server->port(), 20);
+  // Every probe gets in, though the flood keeps the server at its cap.
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(healthzStatus(server->port()), 200) << "probe " << i;
+  // The first connections were closed to make room: reading one sees the end of the stream.
+  EXPECT_TRUE(test::eventually([&] {
+    beast::error_code ec;
+    std::array<char, 1> byte{};
+    held.front()->read_some(net::buffer(byte), ec);
+    return ec == net::error::eof || ec == net::error::connection_reset;
+  }));
+}
+
+// Raw bytes over TLS; returns everything the server sent before closing.
+std::string rawExchange(uint16_t port, const std::string& bytes) {
+  TlsConnection c(port);
+  net::write(c.stream, net::buffer(bytes));
+  std::string out;
+  std::array<char, 4096> chunk{};
+  for (;;) {
+    beast::error_code ec;
+    const size_t n = c.stream.read_some(net::buffer(chunk), ec);
+    out.append(chunk.data(), n);
+    if (ec) break;
+  }
+  return out;
+}
+
+TEST(Server, MalformedRequestsGetGoStyle400AndTheConnectionCloses) {
+  auto server = startOrDie(selfSigned(), echo());
+  const std::string kBadRequests[] = {
+      "garbage\r\n\r\n",
+      "GET /healthz HTTP/9.9\r\nHost: x\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nNoColon\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: -1\r\n\r\n",
+      "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\n",
+  };
+  for (const std::string& bad : kBadRequests) {
+    SCOPED_TRACE(bad);
+    const std::string answer = rawExchange(server->port(), bad);
+    EXPECT_TRUE(answer.starts_with("HTTP/1.1 400 Bad Request\r\n")) << answer;
+    EXPECT_NE(answer.find("Connection: close"), std::string::npos) << answer;
+    EXPECT_TRUE(answer.ends_with("\r\n\r\n400 Bad Request")) << answer;
+  }
+}
+
+TEST(Server, Http11WithoutHostIs400AndHttp10WithoutHostIsServed) {
+  auto server = startOrDie(selfSigned(), echo());
+  const std::string missing = rawExchange(server->port(), "GET /healthz HTTP/1.1\r\n\r\n");
+  EXPECT_TRUE(missing.starts_with("HTTP/1.1 400 Bad Request\r\n")) << missing;
+  EXPECT_TRUE(missing.ends_with("\r\n\r\n400 Bad Request: missing required Host header"))
+      << missing;
+  const std::string twice =
+      rawExchange(server->port(), "GET /healthz HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n");
+  EXPECT_TRUE(twice.ends_with("400 Bad Request: too many Host headers")) << twice;
+  const std::string old = rawExchange(server->port(), "GET /healthz HTTP/1.0\r\n\r\n");
+  EXPECT_TRUE(old.starts_with("HTTP/1.0 200 OK\r\n")) << old;
+}
+
+TEST(Server, ABodyOverTheLimitIs413) {
+  auto server = startOrDie(selfSigned(), echo());
+  const std::string body(5000, 'x');
+  const std::string answer = rawExchange(
+      server->port(), "GET /healthz HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n" + body);
+  EXPECT_TRUE(answer.starts_with("HTTP/1.1 413 Request Entity Too Large\r\n")) << answer;
+  EXPECT_EQ(healthzStatus(server->port()), 200);
+}
+
+// Lowers RLIMIT_NOFILE's soft limit to the lowest free descriptor, so that no descriptor can be
+// opened until it is restored.
+class NoMoreDescriptors {
+ public:
+  NoMoreDescriptors() {
+    ::getrlimit(RLIMIT_NOFILE, &saved_);
+    const int next = ::open("/dev/null", O_RDONLY);  // the lowest free descriptor
+    ::close(next);
+    struct rlimit lowered = saved_;
+    lowered.rlim_cur = static_cast<rlim_t>(next);
+    ::setrlimit(RLIMIT_NOFILE, &lowered);
+  }
+  ~NoMoreDescriptors() { restore(); }
+  NoMoreDescriptors(const NoMoreDescriptors&) = delete;
+  NoMoreDescriptors& operator=(const NoMoreDescriptors&) = delete;
+  void restore() { ::setrlimit(RLIMIT_NOFILE, &saved_); }
+
+ private:
+  struct rlimit saved_ {};
+};
+
+TEST(Server, AcceptFailingWithEmfileBacksOffLogsOnceAndRecovers) {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  log::setSink([&](std::string_view line) {
+    std::lock_guard<std::mutex> lock(mu);
+    lines.emplace_back(line);
+  });
+  auto logged = [&](std::string_view text) {
+    std::lock_guard<std::mutex> lock(mu);
+    return std::count_if(lines.begin(), lines.end(),
+                         [&](const std::string& l) { return l.find(text) != std::string::npos; });
+  };
+  auto server = startOrDie(selfSigned(), echo());
+  net::io_context ioc;
+  // Sockets are made first; connecting them needs no new descriptor, accepting them does.
+  std::vector<std::unique_ptr<tcp::socket>> pending;
+  for (int i = 0; i < 3; ++i) {
+    pending.push_back(std::make_unique<tcp::socket>(ioc));
+    pending.back()->open(tcp::v4());
+  }
+  const auto began = std::chrono::steady_clock::now();
+  {
+    NoMoreDescriptors limit;
+    for (auto& socket : pending) {
+      socket->connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), server->port()));
+    }
+    EXPECT_TRUE(test::eventually([&] { return logged("retrying with backoff") > 0; }));
+    std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  }
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count();
+  EXPECT_TRUE(test::eventually([&] { return healthzStatus(server->port()) == 200; }));
+  EXPECT_TRUE(test::eventually([&] { return logged("Accepting serving connections again") > 0; }));
+  log::setSink({});
+  EXPECT_EQ(logged("retrying with backoff"), 1);
+  // 5 ms doubling to 1 s: at most 8 tries in the first 1.3 s, then one a second (a busy loop
+  // makes thousands). A loaded machine only makes fewer.
+  std::string again;
+  for (const std::string& l : lines) {
+    if (l.find("Accepting serving connections again") != std::string::npos) again = l;
+  }
+  const auto at = again.find("failures=");
+  ASSERT_NE(at, std::string::npos) << again;
+  const long failures = std::stol(again.substr(at + 9));
+  EXPECT_GE(failures, 1);
+  EXPECT_LE(failures, 9 + static_cast<long>(seconds) + 2) << again;
 }
 
 TEST(Server, AHandlerThatThrowsAnswers500AndTheServerLives) {
