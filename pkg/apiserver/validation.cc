@@ -37,7 +37,7 @@ std::string maxLenError(size_t n) {
 
 // apimachinery's RegexError: "msg (e.g. 'a',  or 'b', regex used for validation is 'fmt')".
 std::string regexError(std::string_view msg, std::string_view format,
-                       std::vector<std::string_view> examples) {
+                       const std::vector<std::string_view>& examples) {
   std::string out(msg);
   out += " (e.g. ";
   for (size_t i = 0; i < examples.size(); ++i) {

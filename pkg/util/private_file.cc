@@ -6,14 +6,14 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstring>
 #include <random>
+#include <system_error>
 
 namespace berth::util {
 namespace {
 
 std::string errnoText(std::string_view what, const std::string& path, int err) {
-  return std::string(what) + " " + path + ": " + std::strerror(err);
+  return std::string(what) + " " + path + ": " + std::generic_category().message(err);
 }
 
 // The temporary file's name: hidden, next to the target, unguessable.

@@ -417,6 +417,8 @@ TEST_F(HardeningTest, PodUpdatesCannotBindOrGutThePod) {
        R"([{"op":"remove","path":"/spec"}])", 422, containers},
       {"containers replaced by nothing", "PATCH", "application/strategic-merge-patch+json",
        R"({"spec":{"containers":[{"$patch":"replace"}]}})", 422, containers},
+      {"add under a string", "PATCH", "application/json-patch+json",
+       R"([{"op":"add","path":"/metadata/name/x","value":1}])", 422, ""},
       {"a new image", "PATCH", "application/strategic-merge-patch+json",
        R"({"spec":{"containers":[{"name":"c","image":"busybox:2"}]}})", 200, ""},
       {"a new toleration", "PATCH", "application/merge-patch+json",
@@ -428,7 +430,7 @@ TEST_F(HardeningTest, PodUpdatesCannotBindOrGutThePod) {
     SCOPED_TRACE(c.name);
     Response r = call(c.method, path, c.body, {{"Content-Type", c.contentType}});
     EXPECT_EQ(r.code, c.code) << r.body;
-    if (c.code == 422) {
+    if (c.code == 422 && !c.message.empty()) {
       EXPECT_EQ(r.json()["message"], c.message);
       EXPECT_EQ(r.json()["reason"], "Invalid");
     }
