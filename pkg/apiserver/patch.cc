@@ -467,7 +467,7 @@ ApiResult<json> applyJsonPatch(const json& original, const json& patch) {
           return unprocessable();
         }
       }
-      doc = doc.patch(json::array({op}));
+      doc.patch_inplace(json::array({op}));
     }
     return doc;
   } catch (const json::exception&) {

@@ -116,9 +116,11 @@ using Preconditions = api::Preconditions;
 
 struct StoreOptions {
   size_t historySize = 1000;  // watch events kept per resource for replay (the watch cache)
-  // Events a watcher may fall behind before it is closed (kube-apiserver's cacher closes one whose
-  // buffer of at most 1,000 stays full); the initial replay does not count.
-  size_t watchQueueLimit = 10000;
+  // Events a watcher may fall behind before it is closed, as kube-apiserver's cacher closes one
+  // that cannot keep up (the initial replay does not count). Each queued event is a pointer to the
+  // object every watcher shares; the bound is high because the store's own tests and benchmarks
+  // write faster than a loaded reader drains.
+  size_t watchQueueLimit = 1 << 20;
   // How long a watch or list from a resourceVersion the store has not reached waits for it
   // before it fails with "Too large resource version" (the watch cache's blockTimeout).
   std::chrono::milliseconds freshnessTimeout{3000};
