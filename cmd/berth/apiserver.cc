@@ -4,9 +4,6 @@
 
 #include "cmd/berth/apiserver.h"
 
-#include <sys/stat.h>
-
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <stop_token>
@@ -17,8 +14,10 @@
 #include "pkg/api/yaml.h"
 #include "pkg/apiserver/kubelet_stand_in.h"
 #include "pkg/apiserver/server.h"
+#include "pkg/apiserver/token_file.h"
 #include "pkg/log/log.h"
 #include "pkg/util/base64.h"
+#include "pkg/util/private_file.h"
 #include "pkg/util/sleep.h"
 
 namespace berth::cmd {
@@ -142,20 +141,6 @@ std::string kubeconfig(const std::string& url, const std::string& caPem, const s
   return out;
 }
 
-util::Result<void> writePrivateFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  if (!out) {
-    return util::invalidArgument("open " + path + ": cannot write");
-  }
-  out << content;
-  out.close();
-  if (!out) {
-    return util::invalidArgument("write " + path + ": I/O error");
-  }
-  ::chmod(path.c_str(), 0600);  // it may hold a token
-  return {};
-}
-
 }  // namespace
 
 int apiserverCommand(const std::vector<std::string>& args) {
@@ -166,6 +151,7 @@ int apiserverCommand(const std::vector<std::string>& args) {
   std::string keyFile;
   std::string clientCaFile;
   std::string token;
+  std::string tokenFile;
   std::string kubeconfigPath;
   std::chrono::milliseconds deletionBound{0};
   std::string reviewsFile;
@@ -186,7 +172,11 @@ int apiserverCommand(const std::vector<std::string>& args) {
                   "authorities in this file is authenticated");
   flags.addString("token", &token,
                   "If set, requests must carry 'Authorization: Bearer TOKEN' (or a client "
-                  "certificate)");
+                  "certificate). Every local user can read it in ps; prefer --token-auth-file");
+  flags.addString("token-auth-file", &tokenFile,
+                  "If set, the file that will be used to secure the API server via token "
+                  "authentication: kube-apiserver's CSV, one token,user,uid[,\"group1,group2\"] a "
+                  "line");
   flags.addString("review-file", &reviewsFile,
                   "JSON or YAML file with the tokens TokenReviews authenticate (tokens: [{token, "
                   "user, uid, groups}]) and the non-resource rules SubjectAccessReviews allow "
@@ -216,6 +206,14 @@ int apiserverCommand(const std::vector<std::string>& args) {
   options.bindAddress = bindAddress;
   options.port = static_cast<uint16_t>(port);
   options.token = token;
+  if (!tokenFile.empty()) {
+    auto text = readFile(tokenFile);
+    if (!text.ok()) return fail(text.error().message);
+    auto tokens = apiserver::parseTokenFile(*text, tokenFile);
+    if (!tokens.ok()) return fail(tokens.error().message);
+    if (tokens->empty()) return fail("--token-auth-file: " + tokenFile + " holds no token");
+    for (apiserver::StaticToken& t : *tokens) options.tokens.push_back(std::move(t.token));
+  }
   std::string certPem;
   if (!certFile.empty()) {
     auto cert = readFile(certFile);
@@ -260,7 +258,10 @@ int apiserverCommand(const std::vector<std::string>& args) {
   const std::string url = (*server)->url();
   if (!kubeconfigPath.empty()) {
     // The serving certificate (chain) is what clients must trust: Go accepts a trusted leaf.
-    if (auto written = writePrivateFile(kubeconfigPath, kubeconfig(url, certPem, token));
+    const std::string& kubeconfigToken =
+        token.empty() && !options.tokens.empty() ? options.tokens.front() : token;
+    if (auto written =
+            util::writePrivateFile(kubeconfigPath, kubeconfig(url, certPem, kubeconfigToken));
         !written.ok()) {
       return fail(written.error().message);
     }

@@ -148,6 +148,26 @@ ApiResult<std::optional<int64_t>> queryInt(const RequestInfo& info, std::string_
   return std::optional<int64_t>(v);
 }
 
+// The 422 ValidateListOptions answers: ListOptions.meta.k8s.io "" is invalid, one cause per
+// error, each a Forbidden or NotSupported on resourceVersionMatch or sendInitialEvents.
+HttpResponse invalidListOptions(const std::vector<api::StatusCause>& causes) {
+  std::string list;
+  for (const api::StatusCause& c : causes) {
+    list += (list.empty() ? "" : ", ") + c.field + ": " + c.message;
+  }
+  ApiError error = apiError(
+      422, "Invalid",
+      "ListOptions.meta.k8s.io \"\" is invalid: " + (causes.size() == 1 ? list : "[" + list + "]"));
+  error.status.details = {.group = "meta.k8s.io", .kind = "ListOptions", .causes = causes};
+  return errorResponse(error);
+}
+
+api::StatusCause forbiddenMatch(std::string_view detail) {
+  return {.reason = "FieldValueForbidden",
+          .message = "Forbidden: " + std::string(detail),
+          .field = "resourceVersionMatch"};
+}
+
 // Which subresources each resource serves.
 bool servesSubresource(Resource resource, std::string_view subresource) {
   if (subresource.empty()) {
@@ -191,6 +211,23 @@ std::string queryUnescape(std::string_view text) {
   return out;
 }
 
+std::string pathUnescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] != '%') {
+      out += text[i];
+      continue;
+    }
+    if (i + 2 >= text.size() || hexValue(text[i + 1]) < 0 || hexValue(text[i + 2]) < 0) {
+      return std::string(text);  // not an escape Go's URL parser accepts: the path as sent
+    }
+    out += static_cast<char>(hexValue(text[i + 1]) * 16 + hexValue(text[i + 2]));
+    i += 2;
+  }
+  return out;
+}
+
 RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
   RequestInfo info;
   size_t q = target.find('?');
@@ -213,7 +250,9 @@ RequestInfo parseRequestInfo(std::string_view method, std::string_view target) {
     info.verb += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
 
-  std::vector<std::string_view> parts = splitPath(info.path);
+  // Routed by the decoded path, as Go's r.URL.Path is.
+  const std::string decoded = pathUnescape(info.path);
+  std::vector<std::string_view> parts = splitPath(decoded);
   size_t at = 0;
   if (parts.size() >= 2 && parts[0] == "api") {
     info.version = parts[1];
@@ -429,7 +468,34 @@ HttpResponse HttpHandler::list(Resource resource, const RequestInfo& info) {
   options.fieldSelector = queryValue(info, "fieldSelector");
   options.limit = limit->value_or(0);
   options.continueToken = queryValue(info, "continue");
-  auto listed = store_.list(resource, info.ns, options);
+  options.resourceVersion = queryValue(info, "resourceVersion");
+  const std::string match = queryValue(info, "resourceVersionMatch");
+  if (!match.empty()) {
+    std::vector<api::StatusCause> causes;
+    if (options.resourceVersion.empty()) {
+      causes.push_back(
+          forbiddenMatch("resourceVersionMatch is forbidden unless resourceVersion is provided"));
+    }
+    if (!options.continueToken.empty()) {
+      causes.push_back(
+          forbiddenMatch("resourceVersionMatch is forbidden when continue is provided"));
+    }
+    if (match != "Exact" && match != "NotOlderThan") {
+      causes.push_back({.reason = "FieldValueNotSupported",
+                        .message = "Unsupported value: \"" + match +
+                                   "\": supported values: \"Exact\", \"NotOlderThan\", \"\"",
+                        .field = "resourceVersionMatch"});
+    }
+    if (match == "Exact" && options.resourceVersion == "0") {
+      causes.push_back(
+          forbiddenMatch("resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""));
+    }
+    if (!causes.empty()) {
+      return invalidListOptions(causes);
+    }
+  }
+  auto listed = store_.list(resource, info.ns, options,
+                            match == "Exact" ? VersionMatch::Exact : VersionMatch::NotOlderThan);
   return listed ? jsonResponse(200, listed->toJson(resource)) : errorResponse(listed.error());
 }
 
@@ -450,6 +516,9 @@ HttpResponse HttpHandler::watch(Resource resource, const RequestInfo& info) {
                                "WatchList feature gate is enabled",
                     .field = "sendInitialEvents"}}};
     return errorResponse(error);
+  }
+  if (!queryValue(info, "resourceVersionMatch").empty()) {
+    return invalidListOptions({forbiddenMatch("resourceVersionMatch is forbidden for watch")});
   }
   auto timeout = queryInt(info, "timeoutSeconds");
   if (!timeout) {
@@ -472,7 +541,9 @@ HttpResponse HttpHandler::watch(Resource resource, const RequestInfo& info) {
   }
   auto opened = store_.watch(resource, info.ns, options);
   if (!opened) {
-    if (opened.error().status.code != 410) {
+    // Past the request's checks the watch cache fails with an ERROR event (newErrWatcher): a
+    // compacted resourceVersion, or one it has not reached.
+    if (const int code = opened.error().status.code; code != 410 && code != 504) {
       return errorResponse(opened.error());
     }
     stream.error = WatchEvent{WatchEvent::Type::Error, opened.error().toStatus()}.toJson();

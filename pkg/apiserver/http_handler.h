@@ -42,6 +42,9 @@ RequestInfo parseRequestInfo(std::string_view method, std::string_view target);
 
 // The parameter's decoded value as Go's url.ParseQuery reads it ('+' is a space).
 std::string queryUnescape(std::string_view text);
+// A path as Go's url.PathUnescape reads it ('+' stays); the text unchanged when an escape is
+// malformed.
+std::string pathUnescape(std::string_view text);
 
 struct HttpRequest {
   std::string_view method;  // "GET"

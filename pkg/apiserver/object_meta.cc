@@ -122,4 +122,14 @@ void setVersion(json& object, uint64_t rv) {
   metadataOf(object)["resourceVersion"] = std::to_string(rv);
 }
 
+ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current) {
+  ApiError error = apiError(504, "Timeout",
+                            "Timeout: Too large resource version: " + std::to_string(requested) +
+                                ", current: " + std::to_string(current));
+  error.status.details.causes = {
+      {.reason = "ResourceVersionTooLarge", .message = "Too large resource version"}};
+  error.status.details.retryAfterSeconds = 1;
+  return error;
+}
+
 }  // namespace berth::apiserver

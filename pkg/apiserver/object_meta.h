@@ -23,6 +23,9 @@ nlohmann::json& metadataOf(nlohmann::json& object);
 void setVersion(nlohmann::json& object, uint64_t rv);
 
 ApiError notFound(const ResourceInfo& info, std::string_view name);
+// The watch cache's 504 for a read from a resourceVersion it has not reached
+// (storage.NewTooLargeResourceVersionError): retry after 1 s.
+ApiError tooLargeResourceVersion(uint64_t requested, uint64_t current);
 // The StorageError a failed storage.Preconditions check turns into (ErrCodeInvalidObj = 4).
 std::optional<ApiError> checkPreconditions(Resource resource, const api::Preconditions& pre,
                                            const nlohmann::json& object, std::string_view ns,

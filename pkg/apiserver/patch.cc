@@ -454,7 +454,22 @@ ApiResult<json> applyJsonPatch(const json& original, const json& patch) {
     }
   }
   try {
-    return original.patch(patch);
+    // One operation at a time: nlohmann asserts (rather than throws) on an add under a string or
+    // number, which evanphx/json-patch refuses as not applicable.
+    json doc = original;
+    for (const json& op : patch) {
+      const json& kind = op.contains("op") ? op.at("op") : json();
+      const bool adds = kind == "add" || kind == "copy" || kind == "move";
+      if (adds && op.contains("path") && op.at("path").is_string()) {
+        const json::json_pointer target(op.at("path").get<std::string>());
+        if (!target.empty() && doc.contains(target.parent_pointer()) &&
+            !doc.at(target.parent_pointer()).is_structured()) {
+          return unprocessable();
+        }
+      }
+      doc.patch_inplace(json::array({op}));
+    }
+    return doc;
   } catch (const json::exception&) {
     return unprocessable();
   }

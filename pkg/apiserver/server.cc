@@ -11,8 +11,12 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http.hpp>
+#include <cctype>
+#include <cerrno>
 #include <cstdio>
 #include <string>
+#include <system_error>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -37,6 +41,14 @@ void appendChunk(std::string& out, std::string_view data) {
 
 // kube-apiserver's limit on request bodies (3 MiB).
 constexpr uint64_t kMaxBody = 3 * 1024 * 1024;
+// Go's http.Server allows this much beyond MaxHeaderBytes (its bufio slack).
+constexpr size_t kHeaderSlack = 4096;
+// A body must arrive within kube-apiserver's default --request-timeout.
+constexpr milliseconds kBodyTimeout{60000};
+// Go's http.Server's answer to headers beyond MaxHeaderBytes, byte for byte.
+constexpr std::string_view kHeaderTooLarge =
+    "HTTP/1.1 431 Request Header Fields Too Large\r\nContent-Type: text/plain; "
+    "charset=utf-8\r\nConnection: close\r\n\r\n431 Request Header Fields Too Large";
 // How long a watch waits for an event before it checks the peer, the deadline and the hooks.
 constexpr milliseconds kWatchSlice{200};
 constexpr std::string_view kMalformedLine = "{\"type\":\"MODIFIED\",\"object\":{\n";
@@ -88,6 +100,88 @@ bool peerGone(int fd) {
   return (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0;
 }
 
+// Whether the peer sent something (or closed) within `timeout`; false when it stayed silent.
+bool waitReadable(int fd, milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    const auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+    pollfd p{fd, POLLIN | POLLRDHUP, 0};
+    const int n = ::poll(&p, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+    if (n > 0) {
+      return true;
+    }
+    if (n == 0 || errno != EINTR) {
+      return false;
+    }
+  }
+}
+
+int64_t deadlineAfter(milliseconds timeout) {
+  return (Clock::now() + timeout).time_since_epoch().count();
+}
+
+// Go's closeWriteAndWait: the answer is sent and the peer's unread request discarded for a while
+// before the close, so that the kernel does not reset the connection before the answer is read.
+void closeWriteAndWait(int fd) {
+  ::shutdown(fd, SHUT_WR);
+  const auto deadline = Clock::now() + milliseconds(500);
+  char discard[16384];
+  while (Clock::now() < deadline &&
+         waitReadable(fd, std::chrono::duration_cast<milliseconds>(deadline - Clock::now()))) {
+    const ssize_t n = ::recv(fd, discard, sizeof discard, MSG_DONTWAIT);
+    if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
+      return;
+    }
+  }
+}
+
+// Writes what fits of `text` without blocking; for a connection about to be closed.
+void sendBestEffort(int fd, std::string_view text) {
+  static_cast<void>(::send(fd, text.data(), text.size(), MSG_DONTWAIT | MSG_NOSIGNAL));
+}
+
+// A connection the server will not serve: over plain HTTP it gets `code` with a Status (and a
+// Retry-After, as kube-apiserver's max-in-flight filter sends), then it is closed.
+void refuseConnection(tcp::socket& socket, bool tls, int code) {
+  if (!tls) {
+    const bool busy = code == 429;
+    ApiError error =
+        busy ? apiError(429, "TooManyRequests", "Too many requests, please try again later.")
+             : apiError(503, "ServiceUnavailable",
+                        "the server is currently unable to handle the request");
+    error.status.details.retryAfterSeconds = 1;
+    const std::string body = toJsonText(error.toStatus());
+    const std::string reply = "HTTP/1.1 " + std::to_string(code) +
+                              (busy ? " Too Many Requests" : " Service Unavailable") +
+                              "\r\nContent-Type: application/json\r\nRetry-After: 1\r\n"
+                              "Connection: close\r\nContent-Length: " +
+                              std::to_string(body.size()) + "\r\n\r\n" + body;
+    sendBestEffort(socket.native_handle(), reply);
+  }
+  boost::system::error_code ec;
+  socket.shutdown(tcp::socket::shutdown_both, ec);
+  socket.close(ec);
+}
+
+// The token of an Authorization header as kube-apiserver's bearer authenticator reads it: the
+// scheme case-insensitively, the token up to the next space; empty when there is none.
+std::string_view bearerToken(std::string_view header) {
+  constexpr std::string_view kSpace = " \t\r\n\v\f";
+  const size_t first = header.find_first_not_of(kSpace);
+  if (first == std::string_view::npos) {
+    return {};
+  }
+  header = header.substr(first, header.find_last_not_of(kSpace) - first + 1);
+  const size_t space = header.find(' ');
+  if (space != 6 || !std::equal(header.begin(), header.begin() + 6, "bearer", [](char a, char b) {
+        return std::tolower(static_cast<unsigned char>(a)) == b;
+      })) {
+    return {};
+  }
+  std::string_view token = header.substr(space + 1);
+  return token.substr(0, token.find(' '));
+}
+
 // Beast 1.74 speaks boost::string_view.
 std::string_view sv(boost::beast::string_view s) { return {s.data(), s.size()}; }
 
@@ -111,6 +205,8 @@ struct Server::Connection {
   int fd;  // guarded by Server::mu_; -1 once closed, so that a reused descriptor is never shut
   std::thread thread;
   std::atomic<bool> done{false};
+  // When the deadline loop shuts the socket (Clock ticks; 0: none): the header or body deadline.
+  std::atomic<int64_t> deadline{0};
 };
 
 struct Server::Peer {
@@ -166,6 +262,7 @@ util::Result<std::unique_ptr<Server>> Server::start(Store& store, ServerOptions 
       std::make_unique<HttpHandler>(store, host + ":" + std::to_string(server->port()));
   server->accept_thread_ = std::thread([s = server.get()] { s->acceptLoop(); });
   server->bookmark_thread_ = std::thread([s = server.get()] { s->bookmarkLoop(); });
+  server->deadline_thread_ = std::thread([s = server.get()] { s->deadlineLoop(); });
   return server;
 }
 
@@ -209,6 +306,7 @@ std::string Server::url() const {
 }
 
 void Server::acceptLoop() {
+  milliseconds backoff{0};
   for (;;) {
     tcp::socket socket(impl_->ioc);
     boost::system::error_code ec;
@@ -239,14 +337,49 @@ void Server::acceptLoop() {
       continue;
     }
     if (ec) {
+      // Out of descriptors, or an aborted handshake: try again after a pause that doubles from
+      // 5 ms to 1 s, as Go's http.Server does, rather than spin.
       lock.unlock();
-      sleepFor(milliseconds(10));  // out of descriptors, or an aborted handshake: try again
+      backoff = std::min(backoff.count() == 0 ? milliseconds(5) : backoff * 2, milliseconds(1000));
+      sleepFor(backoff);
       continue;
     }
+    backoff = milliseconds(0);
     reapConnections();
+    const bool tls = impl_->tls.has_value();
+    if (connections_.size() >= options_.maxConnections) {
+      refuseConnection(socket, tls, 429);
+      continue;
+    }
     socket.set_option(tcp::no_delay(true), ec);
     Connection& connection = connections_.emplace_back(std::move(socket));
-    connection.thread = std::thread([this, &connection] { runConnection(connection); });
+    connection.deadline = deadlineAfter(options_.headerTimeout);  // the TLS handshake included
+    try {
+      connection.thread = std::thread([this, &connection] { runConnection(connection); });
+    } catch (const std::system_error&) {
+      // No thread to be had (RLIMIT_NPROC, pids.max): this connection is refused, the server
+      // goes on.
+      tcp::socket refused = std::move(connection.socket);
+      connections_.pop_back();
+      refuseConnection(refused, tls, 503);
+    }
+  }
+}
+
+void Server::deadlineLoop() {
+  const milliseconds tick = std::clamp(std::min(options_.headerTimeout, options_.idleTimeout) / 4,
+                                       milliseconds(10), milliseconds(1000));
+  std::unique_lock lock(mu_);
+  while (!stopped_) {
+    cv_.wait_for(lock, tick);
+    const int64_t now = Clock::now().time_since_epoch().count();
+    for (Connection& c : connections_) {
+      const int64_t deadline = c.deadline.load();
+      if (deadline != 0 && deadline <= now && c.fd >= 0) {
+        ::shutdown(c.fd, SHUT_RDWR);  // the blocked read fails and the connection ends
+        c.deadline = 0;
+      }
+    }
   }
 }
 
@@ -296,11 +429,39 @@ void Server::runConnection(Connection& connection) {
 template <typename Stream>
 void Server::serveConnection(Stream& stream, Connection& connection, const Peer& peer) {
   boost::beast::flat_buffer buffer;
-  for (;;) {
+  const int fd = connection.socket.native_handle();
+  for (bool first = true;; first = false) {
     http::request_parser<http::string_body> parser;
     parser.body_limit(kMaxBody);
+    parser.header_limit(static_cast<uint32_t>(
+        std::min<size_t>(options_.maxHeaderBytes + kHeaderSlack, UINT32_MAX)));
     boost::system::error_code ec;
-    http::read(stream, buffer, parser, ec);
+    if (!first) {
+      // Between requests: idle until the next one's first byte, then its headers are timed.
+      bool buffered = buffer.size() > 0;
+      if constexpr (!std::is_same_v<Stream, tcp::socket>) {
+        buffered = buffered || SSL_pending(stream.native_handle()) > 0;
+      }
+      if (!buffered && !waitReadable(fd, options_.idleTimeout)) {
+        return;  // idle too long
+      }
+      connection.deadline = deadlineAfter(options_.headerTimeout);
+    }
+    http::read_header(stream, buffer, parser, ec);
+    if (!ec) {
+      connection.deadline = deadlineAfter(kBodyTimeout);
+      http::read(stream, buffer, parser, ec);
+    }
+    connection.deadline = 0;
+    if (ec == http::error::header_limit) {
+      if constexpr (std::is_same_v<Stream, tcp::socket>) {
+        net::write(stream, net::buffer(kHeaderTooLarge.data(), kHeaderTooLarge.size()), ec);
+        closeWriteAndWait(fd);
+      } else {
+        net::write(stream, net::buffer(kHeaderTooLarge.data(), kHeaderTooLarge.size()), ec);
+      }
+      return;
+    }
     if (ec == http::error::body_limit) {
       HttpResponse res =
           errorResponse(apiError(413, "RequestEntityTooLarge",
@@ -386,13 +547,14 @@ bool Server::streamWatch(Stream& stream, unsigned version, bool keepAlive, Watch
       break;
     }
     const auto left = std::chrono::duration_cast<milliseconds>(deadline - now);
-    std::optional<WatchEvent> event = w->next(std::clamp(left, milliseconds(1), kWatchSlice));
+    std::optional<SharedWatchEvent> event =
+        w->nextShared(std::clamp(left, milliseconds(1), kWatchSlice));
     if (event) {
       // The events queued meanwhile go out in the same write, each still its own chunk (as
       // kube-apiserver frames them): under load one system call carries many events.
       std::string chunks;
-      appendChunk(chunks, toJsonText(event->toJson()) + "\n");
-      for (const WatchEvent& e : w->drain()) appendChunk(chunks, toJsonText(e.toJson()) + "\n");
+      appendChunk(chunks, event->line() + "\n");
+      for (const SharedWatchEvent& e : w->drainShared()) appendChunk(chunks, e.line() + "\n");
       net::write(stream, net::buffer(chunks), ec);
       open = !ec;
       continue;
@@ -447,16 +609,17 @@ HttpResponse Server::handle(const RequestInfo& info, const HttpRequest& request,
 bool Server::authenticated(const RequestInfo& info, std::string_view authorization,
                            const Peer& peer) const {
   const bool clientCerts = options_.tls && !options_.tls->clientCaPem.empty();
-  if (options_.token.empty() && !clientCerts) {
+  if (options_.token.empty() && options_.tokens.empty() && !clientCerts) {
     return true;
   }
   if (peer.verifiedCertificate) {
     return true;
   }
-  constexpr std::string_view kBearer = "Bearer ";
-  if (!options_.token.empty() && authorization.starts_with(kBearer) &&
-      authorization.substr(kBearer.size()) == options_.token) {
-    return true;
+  if (const std::string_view token = bearerToken(authorization); !token.empty()) {
+    if (token == options_.token ||
+        std::find(options_.tokens.begin(), options_.tokens.end(), token) != options_.tokens.end()) {
+      return true;
+    }
   }
   return authorization.empty() && isPublicPath(info);
 }
@@ -529,6 +692,9 @@ void Server::stop() {
   }
   if (bookmark_thread_.joinable()) {
     bookmark_thread_.join();
+  }
+  if (deadline_thread_.joinable()) {
+    deadline_thread_.join();
   }
   // The accept thread is gone: nobody adds connections any more.
   for (Connection& c : connections_) {

@@ -4,15 +4,20 @@
 // it in tests, demos and benchmarks.
 //
 // Concurrency: one thread accepts; each connection gets its own thread that reads requests
-// synchronously (keep-alive) and answers them from the Store, which is thread-safe. A watch holds
-// its connection's thread and waits on Watch::next in short slices, so that it notices within a
-// fraction of a second a client that went away (the socket reports the peer's FIN or reset), the
+// synchronously (keep-alive) and answers them from the Store, which is thread-safe. Connections
+// are bounded (ServerOptions::maxConnections: beyond it, or when no thread can be started, a new
+// connection is answered 429 or 503 and closed), and so is their time, as kube-apiserver's
+// http.Server: a request's headers must arrive within headerTimeout of the connection opening or
+// of the request's first byte, and a keep-alive connection idle for idleTimeout is closed. A watch
+// holds its connection's thread and waits on Watch::next in short slices, so that it notices within
+// a fraction of a second a client that went away (the socket reports the peer's FIN or reset), the
 // server stopping, a ?timeoutSeconds= deadline and injected faults. stop() shuts every socket
 // down, which unblocks any read or write, and joins every thread.
 //
 // Authentication, as kube-apiserver's union authenticator: with neither a token nor a client CA
 // configured every request is served; otherwise a request needs `Authorization: Bearer <token>`
-// or a client certificate the client CA verifies, or it is answered 401 Unauthorized. Requests
+// (the scheme matched case-insensitively, a token from ServerOptions::token or ::tokens) or a
+// client certificate the client CA verifies, or it is answered 401 Unauthorized. Requests
 // with no credentials at all may still read /healthz, /livez, /readyz and /version, as the
 // apiserver lets anonymous users read them. TokenReviews and SubjectAccessReviews are answered
 // from ServerOptions::reviews (review.h).
@@ -52,6 +57,15 @@ struct ServerOptions {
   uint16_t port = 0;  // 0: any free port (see Server::port())
   std::optional<TlsOptions> tls;
   std::string token;  // when set, `Authorization: Bearer <token>` authenticates
+  // More tokens that authenticate (--token-auth-file's).
+  std::vector<std::string> tokens;
+  // kube-apiserver's http.Server: ReadHeaderTimeout 32 s, IdleTimeout 90 s, and Go's
+  // DefaultMaxHeaderBytes (1 MiB) beyond which a request is answered 431.
+  std::chrono::milliseconds headerTimeout{32000};
+  std::chrono::milliseconds idleTimeout{90000};
+  size_t maxHeaderBytes = 1 << 20;
+  // Open connections (each one thread; a watch holds one). Far above what tests and demos use.
+  size_t maxConnections = 10000;
   // What TokenReviews and SubjectAccessReviews are answered from (review.h).
   ReviewConfig reviews;
   // How often watches that allow bookmarks get one (kube-apiserver: about once a minute).
@@ -120,6 +134,8 @@ class Server {
   util::Result<void> listen();
   void acceptLoop();
   void bookmarkLoop();
+  // Shuts the socket of every connection whose header or idle deadline has passed.
+  void deadlineLoop();
   void runConnection(Connection& connection);
   template <typename Stream>
   void serveConnection(Stream& stream, Connection& connection, const Peer& peer);
@@ -148,6 +164,7 @@ class Server {
   std::atomic<bool> stopping_{false};
   std::thread accept_thread_;
   std::thread bookmark_thread_;
+  std::thread deadline_thread_;
 
   // Guards the listener's state, the connections and wakes sleepers on stop.
   mutable std::mutex mu_;

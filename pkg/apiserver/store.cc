@@ -13,6 +13,7 @@
 #include "pkg/apiserver/object_meta.h"
 #include "pkg/apiserver/patch.h"
 #include "pkg/apiserver/strategy.h"
+#include "pkg/apiserver/validation.h"
 #include "pkg/util/quote.h"
 #include "pkg/util/uuid.h"
 
@@ -129,6 +130,9 @@ ApiResult<json> Store::create(Resource resource, std::string_view ns, json objec
                     .message = "Required value: name or generateName is required",
                     .field = "metadata.name"}}};
     return error;
+  }
+  if (auto error = validateObjectMeta(resource, object)) {
+    return *error;
   }
   Key key{meta.value("namespace", ""), name};
   if (t.objects.count(key) > 0) {
@@ -273,6 +277,12 @@ ApiResult<json> Store::writeLocked(Resource resource, const Key& key, json& curr
     next["kind"] = info.kind;
     prepareForUpdate(resource, old, next);
     applyDefaults(resource, next);
+    if (resource == Resource::Pods) {
+      // Only a Binding sets spec.nodeName; an update changes little else of a pod's spec.
+      if (auto error = validatePodUpdate(old, next)) {
+        return *error;
+      }
+    }
   }
   if (next == old) {
     return old;  // a no-op write: etcd3 storage skips it, so no new resourceVersion

@@ -55,6 +55,9 @@ struct ListResult {
 
 using PatchType = api::PatchType;
 
+// ?resourceVersionMatch= of a list: at least as new as the resourceVersion, or exactly it.
+enum class VersionMatch { NotOlderThan, Exact };
+
 // One watch event. `object` carries metadata.resourceVersion; an ERROR event carries a Status.
 struct WatchEvent {
   using Type = api::WatchEventType;
@@ -66,6 +69,16 @@ struct WatchEvent {
   nlohmann::json toJson() const;
 };
 
+// A watch event as the store queues it: every watcher that sees one write holds the same
+// immutable object, so a watcher that falls behind costs a pointer per event, not a copy.
+struct SharedWatchEvent {
+  WatchEvent::Type type = WatchEvent::Type::Added;
+  std::shared_ptr<const nlohmann::json> object;
+
+  // {"object":{...},"type":"ADDED"}: one line of a watch stream, without the newline.
+  std::string line() const;
+};
+
 // An open watch: a queue the store fills and one reader drains. Stopping it (or the store closing
 // it) ends the stream; the store then forgets it.
 class Watch {
@@ -73,22 +86,27 @@ class Watch {
   explicit Watch(size_t limit) : limit_(limit) {}
 
   // The next event, waiting up to `timeout`; nullopt on timeout or once the watch is closed and
-  // drained.
+  // drained. A copy, for readers in this process.
   std::optional<WatchEvent> next(std::chrono::milliseconds timeout);
-  // Every queued event, without waiting.
+  // Every queued event, without waiting (copies).
   std::vector<WatchEvent> drain();
+  // next() and drain() without copies: the objects the store shares (the HTTP server's path).
+  std::optional<SharedWatchEvent> nextShared(std::chrono::milliseconds timeout);
+  std::vector<SharedWatchEvent> drainShared();
   bool closed() const;
   void stop();
 
  private:
   friend class Store;
   // Queues an event; false (and closes the watch) when the reader is `limit_` events behind, as
-  // the apiserver ends a watcher that cannot keep up.
-  bool push(WatchEvent event);
+  // the apiserver's cacher ends a watcher that cannot keep up. The events of the initial replay
+  // (the state or the history a watch starts from) do not count: the cacher sends those apart.
+  bool push(SharedWatchEvent event, bool initial = false);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::deque<WatchEvent> queue_;
+  std::deque<SharedWatchEvent> queue_;
+  size_t initial_ = 0;  // how many of the queue's first events are the initial replay's
   size_t limit_;
   bool closed_ = false;
 };
@@ -98,7 +116,14 @@ using Preconditions = api::Preconditions;
 
 struct StoreOptions {
   size_t historySize = 1000;  // watch events kept per resource for replay (the watch cache)
+  // Events a watcher may fall behind before it is closed, as kube-apiserver's cacher closes one
+  // that cannot keep up (the initial replay does not count). Each queued event is a pointer to the
+  // object every watcher shares; the bound is high because the store's own tests and benchmarks
+  // write faster than a loaded reader drains.
   size_t watchQueueLimit = 1 << 20;
+  // How long a watch or list from a resourceVersion the store has not reached waits for it
+  // before it fails with "Too large resource version" (the watch cache's blockTimeout).
+  std::chrono::milliseconds freshnessTimeout{3000};
   util::Clock* clock = nullptr;         // default: the real clock; must outlive the store
   std::function<std::string()> newUid;  // default: random RFC 4122 v4 UIDs
 };
@@ -151,11 +176,18 @@ class Store {
   // over, or (with `bound`) whose deletion began at least `bound` ago. Returns how many. Nothing
   // calls it unless a KubeletStandIn (kubelet_stand_in.h) runs.
   size_t finalizeGracefulDeletions(std::optional<util::Duration> bound = std::nullopt);
-  // LIST. An empty `ns` lists every namespace.
+  // LIST. An empty `ns` lists every namespace. A resourceVersion of "" or "0" lists the current
+  // state; N lists at least as new as N (resourceVersionMatch NotOlderThan: the current state,
+  // once the store reaches N within freshnessTimeout, else 504 Timeout "Too large resource
+  // version") or, with resourceVersionMatch Exact, the state at N (410 Expired beyond the
+  // history).
   ApiResult<ListResult> list(Resource resource, std::string_view ns,
-                             const ListOptions& options = {}) const;
+                             const ListOptions& options = {},
+                             VersionMatch match = VersionMatch::NotOlderThan) const;
   // WATCH. An empty `ns` watches every namespace. 410 Expired for a resourceVersion older than
-  // the history; 400 BadRequest for a malformed one or a bad selector.
+  // the history; 400 BadRequest for a malformed one or a bad selector; for one the store has not
+  // reached after freshnessTimeout, 504 Timeout "Too large resource version" (the HTTP layer
+  // sends both as an ERROR event).
   ApiResult<WatchPtr> watch(Resource resource, std::string_view ns, const WatchOptions& options);
 
   // POST pods/NAME/binding with a v1 Binding: sets spec.nodeName, merges metadata.annotations and
@@ -179,11 +211,22 @@ class Store {
 
  private:
   using Key = std::pair<std::string, std::string>;  // (namespace, name)
+  // A write as the writers describe it to publish().
   struct HistoryEntry {
     uint64_t rv = 0;
     WatchEvent::Type type = WatchEvent::Type::Added;
     nlohmann::json object;
     std::optional<nlohmann::json> previous;  // the object before a Modified or Deleted
+  };
+  // A write as the history keeps it: immutable objects the watchers' queues share.
+  struct Recorded {
+    uint64_t rv = 0;
+    WatchEvent::Type type = WatchEvent::Type::Added;
+    std::shared_ptr<const nlohmann::json> object;
+    std::shared_ptr<const nlohmann::json> previous;  // null for an Added
+    // The previous object at this resourceVersion, which a watcher it leaves sees deleted; made
+    // on first use, under mu_.
+    mutable std::shared_ptr<const nlohmann::json> left;
   };
   struct Watcher {
     std::weak_ptr<Watch> watch;
@@ -194,7 +237,7 @@ class Store {
   };
   struct Table {
     std::map<Key, nlohmann::json> objects;
-    std::deque<HistoryEntry> history;
+    std::deque<Recorded> history;
     uint64_t oldest = 1;  // the oldest resourceVersion the history can replay from (+1)
     std::vector<Watcher> watchers;
   };
@@ -206,8 +249,11 @@ class Store {
   // Records an event, evicting the oldest beyond historySize, and hands it to every watcher.
   void publish(Resource resource, HistoryEntry entry);
   // The event `watcher` sees for `entry`, if any (the watch cache's filtering).
-  std::optional<WatchEvent> eventFor(Resource resource, const Watcher& watcher,
-                                     const HistoryEntry& entry) const;
+  std::optional<SharedWatchEvent> eventFor(Resource resource, const Watcher& watcher,
+                                           const Recorded& entry) const;
+  // Waits (releasing `lock`) until the store reaches `rv` or freshnessTimeout passes; the 504
+  // "Too large resource version" in the second case.
+  std::optional<ApiError> waitUntilFresh(std::unique_lock<std::mutex>& lock, uint64_t rv) const;
   static int64_t podGracePeriod(const nlohmann::json& pod, std::optional<int64_t> requested);
   ApiResult<nlohmann::json> beginGracefulDeletionLocked(const Key& key, nlohmann::json& current,
                                                         int64_t grace);
@@ -223,6 +269,7 @@ class Store {
 
   StoreOptions options_;
   mutable std::mutex mu_;
+  mutable std::condition_variable written_;  // notified on every write (rv_ moves)
   uint64_t rv_ = 0;
   Table tables_[kResourceCount];
   // Pods deleted gracefully, by key: when the deletion began and when the grace period ends.

@@ -5,6 +5,7 @@
 #include "pkg/apiserver/continue_token.h"
 #include "pkg/apiserver/object_meta.h"
 #include "pkg/apiserver/store.h"
+#include "pkg/util/quote.h"
 
 namespace berth::apiserver {
 namespace {
@@ -37,7 +38,7 @@ json ListResult::toJson(Resource resource) const {
 }
 
 ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
-                                  const ListOptions& options) const {
+                                  const ListOptions& options, VersionMatch match) const {
   auto selector = labels::Selector::parse(options.labelSelector);
   if (!selector) {
     return badRequest(selector.error().message);
@@ -64,9 +65,29 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
                 : Key{token->start.substr(0, slash), token->start.substr(slash + 1)};
   }
 
-  std::lock_guard lock(mu_);
+  std::optional<uint64_t> requested;
+  if (!options.resourceVersion.empty() && options.resourceVersion != "0") {
+    requested = parseVersion(options.resourceVersion);
+    if (!requested) {
+      return badRequest("invalid resource version: " + util::quoteGo(options.resourceVersion));
+    }
+  }
+  const bool exact = match == VersionMatch::Exact;
+
+  std::unique_lock lock(mu_);
   const Table& t = table(resource);
+  if (requested && !token && *requested > rv_) {
+    if (auto error = waitUntilFresh(lock, *requested)) {
+      return *error;
+    }
+  }
   uint64_t at = rv_;
+  if (requested && exact && !token) {
+    if (*requested < t.oldest - 1) {
+      return apiError(410, "Expired", "The resourceVersion for the provided list is too old.");
+    }
+    at = *requested;
+  }
   if (token && token->rv > 0) {
     const auto rv = static_cast<uint64_t>(token->rv);
     if (rv > rv_) {
@@ -85,13 +106,13 @@ ApiResult<ListResult> Store::list(Resource resource, std::string_view ns,
   // The table at `at`: the current objects, except the keys written since, which the history
   // gives back as they were (absent for those added since).
   std::map<Key, const json*> before;
-  for (const HistoryEntry& entry : t.history) {
+  for (const Recorded& entry : t.history) {
     if (entry.rv <= at) {
       continue;
     }
-    Key key{stringAt(entry.object, {"metadata", "namespace"}),
-            stringAt(entry.object, {"metadata", "name"})};
-    before.try_emplace(std::move(key), entry.previous ? &*entry.previous : nullptr);
+    Key key{stringAt(*entry.object, {"metadata", "namespace"}),
+            stringAt(*entry.object, {"metadata", "name"})};
+    before.try_emplace(std::move(key), entry.previous.get());
   }
 
   ListResult out;

@@ -174,6 +174,13 @@ void prepareForUpdate(Resource resource, const json& old, json& next) {
     }
     defaultNamespaceLabel(next);
   }
+  if (resource == Resource::Pods) {
+    // SetDefaults_PodSpec runs on every decode: a body without a scheduler names the default one.
+    json& spec = childObject(next, "spec");
+    if (spec.value("schedulerName", "").empty()) {
+      spec["schedulerName"] = "default-scheduler";
+    }
+  }
   if (isWorkload(resource)) {
     const json& oldMeta = old["metadata"];
     const int64_t generation = oldMeta.value("generation", int64_t{0});

@@ -23,7 +23,8 @@ void applyDefaults(Resource resource, nlohmann::json& object);
 // with `now`, an RFC 3339 time).
 void prepareForCreate(Resource resource, nlohmann::json& object, std::string_view now);
 // A main-resource update of `next` over `old`: every kind with a status subresource keeps the old
-// status (and a namespace its finalizers); a workload's generation moves when its spec changes.
+// status (and a namespace its finalizers); a workload's generation moves when its spec changes;
+// a pod without spec.schedulerName gets the default one, as on create.
 void prepareForUpdate(Resource resource, const nlohmann::json& old, nlohmann::json& next);
 // Sets the label kubernetes.io/metadata.name to a namespace's name, on every write (the
 // NamespaceDefaultLabelName defaulting).

