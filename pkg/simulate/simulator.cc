@@ -358,7 +358,7 @@ size_t freePodSlots(const api::ObjectSet& objects) {
 }  // namespace
 
 util::Result<Report> runWhatIfs(const api::ObjectSet& objects, const WhatIfs& whatIfs,
-                                const config::Configuration& config, Options options,
+                                const config::Configuration& config, const Options& options,
                                 util::Parallelizer& parallelizer) {
   if (whatIfs.nodeTemplate && !whatIfs.nodeCount && whatIfs.podTemplate && !whatIfs.podCount) {
     return util::invalidArgument(

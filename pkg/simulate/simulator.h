@@ -137,7 +137,7 @@ inline constexpr size_t kMaxAddedPods = 10000;
 // run() on the objects as the what-ifs change them; a search runs it several times and reports
 // the run at the count it found.
 util::Result<Report> runWhatIfs(const api::ObjectSet& objects, const WhatIfs& whatIfs,
-                                const config::Configuration& config, Options options,
+                                const config::Configuration& config, const Options& options,
                                 util::Parallelizer& parallelizer);
 
 // One line naming the kinds of the cluster file's objects simulate does not read, with how many of
