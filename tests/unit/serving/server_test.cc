@@ -326,7 +326,18 @@ class NoMoreDescriptors {
   struct rlimit saved_ {};
 };
 
+// The ASan build also runs UBSan, whose vptr check tests memory through a pipe on its slow path:
+// with no descriptor left, it reports a false "invalid vptr" in whatever thread starts then.
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BERTH_UBSAN_NEEDS_DESCRIPTORS 1
+#endif
+#endif
+
 TEST(Server, AcceptFailingWithEmfileBacksOffLogsOnceAndRecovers) {
+#ifdef BERTH_UBSAN_NEEDS_DESCRIPTORS
+  GTEST_SKIP() << "runs in the TSan and optimised builds: UBSan needs the descriptors it takes";
+#endif
   std::mutex mu;
   std::vector<std::string> lines;
   log::setSink([&](std::string_view line) {
