@@ -466,6 +466,14 @@ inline std::string podKey(const Pod& pod) {
   return pod.metadata.namespace_ + "/" + pod.metadata.name;
 }
 
+// The owner reference marked controller (metav1.GetControllerOf), or nullptr.
+inline const OwnerReference* controllerOf(const ObjectMeta& meta) {
+  for (const OwnerReference& ref : meta.ownerReferences) {
+    if (ref.controller) return &ref;
+  }
+  return nullptr;
+}
+
 // A pod that has finished (Succeeded or Failed) holds no resources and is never scheduled again.
 inline bool isTerminal(const Pod& pod) {
   return pod.status.phase == "Succeeded" || pod.status.phase == "Failed";

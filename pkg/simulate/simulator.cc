@@ -337,6 +337,15 @@ size_t placedCount(const Report& report) {
                                            [](const PodResult& r) { return r.node.has_value(); }));
 }
 
+// How many nodes the placed pods went to.
+size_t nodesUsed(const Report& report) {
+  std::set<std::string_view> used;
+  for (const PodResult& r : report.results) {
+    if (r.node) used.insert(*r.node);
+  }
+  return used.size();
+}
+
 // Pod slots left in the cluster (allocatable pods less the bound pods): no more copies of a pod
 // can fit than that; kMaxAddedPods when no node states its pod count.
 size_t freePodSlots(const api::ObjectSet& objects) {
@@ -571,13 +580,8 @@ std::string addedPodsLine(const AddedPods& a) {
 
 nlohmann::json toJson(const Report& report, bool withExplain) {
   nlohmann::json results = nlohmann::json::array();
-  size_t placed = 0;
-  std::set<std::string> used;  // the nodes the placed pods went to
+  const size_t placed = placedCount(report);
   for (const auto& r : report.results) {
-    if (r.node) {
-      ++placed;
-      used.insert(*r.node);
-    }
     nlohmann::json j = {{"pod", r.pod}};
     j["node"] = r.node ? nlohmann::json(*r.node) : nlohmann::json(nullptr);
     if (!r.node || !r.nominatedNode.empty()) j["message"] = r.message;
@@ -637,7 +641,7 @@ nlohmann::json toJson(const Report& report, bool withExplain) {
                           {"placed", placed},
                           {"evicted", report.evictions.size()},
                           {"lost", report.drain ? report.drain->lost.size() : 0},
-                          {"nodesUsed", used.size()},
+                          {"nodesUsed", nodesUsed(report)},
                           {"nodes", report.numNodes},
                           {"allocation", std::move(allocation)}}}};
   if (!report.evictions.empty()) {
@@ -694,10 +698,7 @@ std::string toTable(const Report& report, bool withExplain) {
   }
   std::ostringstream out;
   out << pad("POD", podWidth + 3) << pad("NODE", nodeWidth + 3) << "RESULT\n";
-  int placed = 0;
-  std::set<std::string> used;  // the nodes the placed pods went to
   for (const auto& r : report.results) {
-    if (r.node) used.insert(*r.node);
     out << pad(r.pod, podWidth + 3) << pad(r.node ? *r.node : "<none>", nodeWidth + 3);
     if (!r.nominatedNode.empty()) {
       out << "Scheduled after preempting";
@@ -706,7 +707,6 @@ std::string toTable(const Report& report, bool withExplain) {
       out << (r.node ? "Scheduled" : r.message);
     }
     out << "\n";
-    if (r.node) ++placed;
     if (!withExplain || r.nodes.empty()) continue;
     size_t w = 4;
     for (const auto& n : r.nodes) w = std::max(w, n.name.size());
@@ -737,8 +737,9 @@ std::string toTable(const Report& report, bool withExplain) {
       }
     }
   }
+  const size_t placed = placedCount(report);
   out << "\n"
-      << placed << "/" << report.results.size() << " pending pods placed on " << used.size()
+      << placed << "/" << report.results.size() << " pending pods placed on " << nodesUsed(report)
       << " of " << report.numNodes << " nodes\n";
   for (const auto& e : report.evictions) {
     out << "evicted " << e.pod << " from node " << e.node << " to make room for " << e.by << "\n";
@@ -758,9 +759,7 @@ std::string toTable(const Report& report, bool withExplain) {
     }
   }
   if (report.addedNodes) {
-    out << addedNodesLine(*report.addedNodes, static_cast<size_t>(placed),
-                          report.results.size() - static_cast<size_t>(placed))
-        << "\n";
+    out << addedNodesLine(*report.addedNodes, placed, report.results.size() - placed) << "\n";
   }
   if (report.addedPods) out << addedPodsLine(*report.addedPods) << "\n";
   for (const auto& w : report.warnings) out << "warning: " << w << "\n";

@@ -12,13 +12,6 @@ namespace {
 constexpr std::string_view kHostnameLabel = "kubernetes.io/hostname";
 constexpr std::string_view kMirrorPodAnnotation = "kubernetes.io/config.mirror";
 
-const api::OwnerReference* controllerOf(const api::Pod& pod) {
-  for (const auto& ref : pod.metadata.ownerReferences) {
-    if (ref.controller) return &ref;
-  }
-  return nullptr;
-}
-
 // After every creationTimestamp of the file: what the cluster creates now comes last in the queue
 // among pods of equal priority, as a new pod would.
 api::Timestamp afterEveryPod(const api::ObjectSet& objects) {
@@ -100,7 +93,7 @@ util::Result<DrainPlan> applyDrain(const DrainRequest& request, const RestoredDi
   for (api::PodPtr& pod : objects.pods) {
     const bool onDrained = !pod->spec.nodeName.empty() && drained.contains(pod->spec.nodeName) &&
                            !api::isTerminal(*pod);
-    const api::OwnerReference* controller = controllerOf(*pod);
+    const api::OwnerReference* controller = api::controllerOf(pod->metadata);
     const bool stays = (controller && controller->kind == "DaemonSet") ||
                        pod->metadata.annotations.contains(std::string(kMirrorPodAnnotation));
     if (!onDrained || stays) {

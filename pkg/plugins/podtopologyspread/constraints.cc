@@ -138,13 +138,7 @@ SpreadSelector defaultSelector(const api::Pod& pod, const framework::ClusterObje
     if (!labels::Selector::fromSet(svc->selector).matches(pod.metadata.labels)) continue;
     for (const auto& [k, v] : svc->selector) merged.insert_or_assign(k, v);
   }
-  const api::OwnerReference* owner = nullptr;
-  for (const api::OwnerReference& ref : pod.metadata.ownerReferences) {
-    if (ref.controller) {
-      owner = &ref;
-      break;
-    }
-  }
+  const api::OwnerReference* owner = api::controllerOf(pod.metadata);
   const api::LabelSelector* controller = nullptr;
   if (owner != nullptr && owner->apiVersion == "v1" && owner->kind == "ReplicationController") {
     if (auto rc = objects->getReplicationController(ns, owner->name)) {
