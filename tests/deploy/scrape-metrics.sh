@@ -65,7 +65,9 @@ curl -sSf -o /dev/null -X PATCH -H "Content-Type: application/merge-patch+json" 
   fail "could not mark default/admission-rejected rejected by the kubelet"
 
 scraped() {
-  curl -sfk "$url/metrics" >"$out" && grep -q '^leader_election_master_status{name="berth"} 1' "$out" &&
+  # curl's errors go to a log that fail() prints.
+  curl -sSfk "$url/metrics" >"$out" 2>>"$work/scrape.log" &&
+    grep -q '^leader_election_master_status{name="berth"} 1' "$out" &&
     grep -q '^scheduler_schedule_attempts_total{' "$out"
 }
 within 60 scraped || fail "berth's /metrics never showed a leader that scheduled pods"
